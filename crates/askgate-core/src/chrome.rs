@@ -1,0 +1,367 @@
+//! Everything askgate itself writes to a person ("the chrome"), in English
+//! and Simplified Chinese (spec §4). Agent text never passes through here.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// The language of the chrome, chosen per recipient or channel.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Locale {
+    /// English.
+    #[default]
+    #[serde(rename = "en")]
+    En,
+    /// Simplified Chinese.
+    #[serde(rename = "zh-CN")]
+    ZhCn,
+}
+
+impl Locale {
+    /// The locale's tag, `en` or `zh-CN`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::En => "en",
+            Self::ZhCn => "zh-CN",
+        }
+    }
+
+    /// The wording for this locale.
+    pub fn chrome(self) -> Chrome {
+        Chrome(self)
+    }
+}
+
+impl fmt::Display for Locale {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A locale tag other than `en` or `zh-CN`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown locale \"{0}\": use \"en\" or \"zh-CN\"")]
+pub struct UnknownLocale(pub String);
+
+impl FromStr for Locale {
+    type Err = UnknownLocale;
+
+    fn from_str(tag: &str) -> Result<Self, Self::Err> {
+        match tag {
+            "en" => Ok(Self::En),
+            "zh-CN" => Ok(Self::ZhCn),
+            other => Err(UnknownLocale(other.to_owned())),
+        }
+    }
+}
+
+/// askgate's own wording in one locale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Chrome(Locale);
+
+impl Chrome {
+    /// How long the person has: `15 min`, `45 s`, `1 h`. Rounded down, so
+    /// the person is never told they have longer than they do.
+    pub fn duration(self, seconds: u32) -> String {
+        let zh = self.0 == Locale::ZhCn;
+        if seconds == 3600 {
+            return if zh { "1 小时".into() } else { "1 h".into() };
+        }
+        if seconds.is_multiple_of(60) || seconds >= 300 {
+            let minutes = seconds / 60;
+            return if zh {
+                format!("{minutes} 分钟")
+            } else {
+                format!("{minutes} min")
+            };
+        }
+        if zh {
+            format!("{seconds} 秒")
+        } else {
+            format!("{seconds} s")
+        }
+    }
+
+    /// The first line of every prompt.
+    pub fn heading(self, questions: usize, timeout_seconds: u32) -> String {
+        let within = self.duration(timeout_seconds);
+        match (self.0, questions) {
+            (Locale::En, 1) => format!("Question for you (reply within {within})"),
+            (Locale::En, _) => format!("Questions for you (reply within {within})"),
+            (Locale::ZhCn, _) => format!("有问题需要你回答（请在 {within}内回复）"),
+        }
+    }
+
+    /// The mark after the header of a multi-select question.
+    pub fn choose_any(self) -> &'static str {
+        match self.0 {
+            Locale::En => " (choose any)",
+            Locale::ZhCn => "（可多选）",
+        }
+    }
+
+    /// How to answer one single-select question shown as text.
+    pub fn reply_single(self) -> &'static str {
+        match self.0 {
+            Locale::En => "Reply with a number, an option's name, or your own words.",
+            Locale::ZhCn => "请回复编号、选项名称，或用你自己的话回答。",
+        }
+    }
+
+    /// How to answer one multi-select question; `example` is like `1, 3`.
+    pub fn reply_multi(self, example: &str) -> String {
+        match self.0 {
+            Locale::En => format!("Reply with one or more numbers or names, e.g. {example} — or your own words."),
+            Locale::ZhCn => format!("请回复一个或多个编号或名称，例如 {example}，也可以用你自己的话回答。"),
+        }
+    }
+
+    /// How to answer several questions; `examples` are like `1: 2`.
+    pub fn reply_several(self, examples: &[String]) -> String {
+        let quoted: Vec<String> = examples
+            .iter()
+            .map(|example| match self.0 {
+                Locale::En => format!("\"{example}\""),
+                Locale::ZhCn => format!("“{example}”"),
+            })
+            .collect();
+        let joined = match (self.0, quoted.split_last()) {
+            (_, None) => String::new(),
+            (_, Some((last, []))) => last.clone(),
+            (Locale::En, Some((last, rest))) => format!("{} and {last}", rest.join(", ")),
+            (Locale::ZhCn, Some((last, rest))) => format!("{}和{last}", rest.join("、")),
+        };
+        match self.0 {
+            Locale::En => format!(
+                "Reply with one line per question, e.g. {joined}.\nUse a number, an option's name, or your own words."
+            ),
+            Locale::ZhCn => {
+                format!("每个问题回复一行，例如 {joined}。\n可以回复编号、选项名称，或用你自己的话回答。")
+            }
+        }
+    }
+
+    /// What stands between two sentences: a space, or nothing in Chinese.
+    pub fn sentence_gap(self) -> &'static str {
+        match self.0 {
+            Locale::En => " ",
+            Locale::ZhCn => "",
+        }
+    }
+
+    /// How to skip; ends every text prompt.
+    pub fn skip_hint(self) -> &'static str {
+        match self.0 {
+            Locale::En => "Reply \"skip\" to skip.",
+            Locale::ZhCn => "回复“跳过”可跳过。",
+        }
+    }
+
+    /// The button that lets the person type their own answer.
+    pub fn other_button(self) -> &'static str {
+        match self.0 {
+            Locale::En => "Other…",
+            Locale::ZhCn => "其他…",
+        }
+    }
+
+    /// The button that skips the question.
+    pub fn skip_button(self) -> &'static str {
+        match self.0 {
+            Locale::En => "Skip",
+            Locale::ZhCn => "跳过",
+        }
+    }
+
+    /// The title of the free-text input (a modal's title, a force-reply's text).
+    pub fn free_text_title(self) -> &'static str {
+        match self.0 {
+            Locale::En => "Your answer",
+            Locale::ZhCn => "你的回答",
+        }
+    }
+
+    /// The placeholder of the free-text input.
+    pub fn free_text_placeholder(self) -> &'static str {
+        match self.0 {
+            Locale::En => "Type your answer",
+            Locale::ZhCn => "输入你的回答",
+        }
+    }
+
+    /// The notice after an accepted answer.
+    pub fn answer_submitted(self) -> &'static str {
+        match self.0 {
+            Locale::En => "Answer submitted",
+            Locale::ZhCn => "回答已提交",
+        }
+    }
+
+    /// The notice after a skip.
+    pub fn skip_submitted(self) -> &'static str {
+        match self.0 {
+            Locale::En => "Skipped",
+            Locale::ZhCn => "已跳过",
+        }
+    }
+
+    /// The notice for an answer to a question that was answered already.
+    pub fn already_answered(self) -> &'static str {
+        match self.0 {
+            Locale::En => "This question was already answered",
+            Locale::ZhCn => "这个问题已经有人回答了",
+        }
+    }
+
+    /// The notice for an answer to a question that expired.
+    pub fn expired(self) -> &'static str {
+        match self.0 {
+            Locale::En => "This question has expired",
+            Locale::ZhCn => "这个问题已过期",
+        }
+    }
+
+    /// The notice for an answer to a question that was cancelled or skipped.
+    pub fn closed(self) -> &'static str {
+        match self.0 {
+            Locale::En => "This question is closed",
+            Locale::ZhCn => "这个问题已关闭",
+        }
+    }
+
+    /// The notice, seen only by them, for someone not allowed to answer.
+    pub fn not_for_you(self, recipient: &str) -> String {
+        match self.0 {
+            Locale::En => format!("This question is for {recipient}"),
+            Locale::ZhCn => format!("这个问题是问 {recipient} 的"),
+        }
+    }
+
+    /// The reply to an empty or non-text message (a sticker, a photo).
+    pub fn not_an_answer(self) -> &'static str {
+        match self.0 {
+            Locale::En => {
+                "That isn't an answer I can read. Reply with a number, an option's name, or your own words — or \"skip\"."
+            }
+            Locale::ZhCn => "无法识别这条回复。请回复编号、选项名称或你自己的话，也可以回复“跳过”。",
+        }
+    }
+
+    /// The reply in a direct conversation when no question is waiting.
+    pub fn nothing_pending(self) -> &'static str {
+        match self.0 {
+            Locale::En => "There is no question waiting for you right now.",
+            Locale::ZhCn => "目前没有等待你回答的问题。",
+        }
+    }
+
+    /// The confirmation of a partial answer: `Got Deploy. Still needed: Notify`.
+    pub fn got_still_needed(self, took: &[&str], missing: &[&str]) -> String {
+        match self.0 {
+            Locale::En => {
+                let got = if took.is_empty() {
+                    "Nothing new".to_owned()
+                } else {
+                    format!("Got {}", took.join(", "))
+                };
+                format!("{got}. Still needed: {}", missing.join(", "))
+            }
+            Locale::ZhCn => {
+                let got = if took.is_empty() {
+                    "没有新的回答".to_owned()
+                } else {
+                    format!("已收到：{}", took.join("、"))
+                };
+                format!("{got}。还需要：{}", missing.join("、"))
+            }
+        }
+    }
+
+    /// The summary of one answered question: `Answered by Alice: Staging`.
+    pub fn answered_by(self, who: &str, answer: &str) -> String {
+        match self.0 {
+            Locale::En => format!("Answered by {who}: {answer}"),
+            Locale::ZhCn => format!("{who} 已回答：{answer}"),
+        }
+    }
+
+    /// The first summary line of several answered questions.
+    pub fn answered_by_heading(self, who: &str) -> String {
+        match self.0 {
+            Locale::En => format!("Answered by {who}"),
+            Locale::ZhCn => format!("{who} 已回答"),
+        }
+    }
+
+    /// The summary of a skip.
+    pub fn skipped_by(self, who: &str) -> String {
+        match self.0 {
+            Locale::En => format!("Skipped by {who}"),
+            Locale::ZhCn => format!("{who} 已跳过"),
+        }
+    }
+
+    /// The summary of an expiry.
+    pub fn expired_summary(self) -> &'static str {
+        match self.0 {
+            Locale::En => "Expired — no answer",
+            Locale::ZhCn => "已过期 — 未回答",
+        }
+    }
+
+    /// The summary of a cancellation.
+    pub fn cancelled_summary(self) -> &'static str {
+        match self.0 {
+            Locale::En => "Cancelled",
+            Locale::ZhCn => "已取消",
+        }
+    }
+
+    /// Joins the values of a multi-select answer.
+    pub fn list_separator(self) -> &'static str {
+        match self.0 {
+            Locale::En => ", ",
+            Locale::ZhCn => "、",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_round_down_and_read_naturally() {
+        let en = Locale::En.chrome();
+        assert_eq!(en.duration(900), "15 min");
+        assert_eq!(en.duration(30), "30 s");
+        assert_eq!(en.duration(90), "90 s");
+        assert_eq!(en.duration(299), "299 s");
+        assert_eq!(en.duration(301), "5 min");
+        assert_eq!(en.duration(3599), "59 min");
+        assert_eq!(en.duration(3600), "1 h");
+        assert_eq!(Locale::ZhCn.chrome().duration(900), "15 分钟");
+    }
+
+    #[test]
+    fn locale_tags_round_trip() {
+        for locale in [Locale::En, Locale::ZhCn] {
+            assert_eq!(locale.as_str().parse::<Locale>(), Ok(locale));
+            assert_eq!(serde_json::to_value(locale).unwrap(), locale.as_str());
+        }
+        assert!("zh".parse::<Locale>().is_err());
+    }
+
+    #[test]
+    fn partial_confirmation_names_what_was_taken_and_what_is_missing() {
+        assert_eq!(
+            Locale::En.chrome().got_still_needed(&["Deploy"], &["Notify"]),
+            "Got Deploy. Still needed: Notify"
+        );
+        assert_eq!(
+            Locale::ZhCn.chrome().got_still_needed(&["Deploy"], &["Notify", "When"]),
+            "已收到：Deploy。还需要：Notify、When"
+        );
+    }
+}

@@ -1,0 +1,39 @@
+//! The `ask_user` contract, pure: what a question looks like and what a reply
+//! means, with no I/O, no HTTP and no platform crates.
+//!
+//! | module | owns |
+//! | --- | --- |
+//! | [`validate`] | agent input → [`AskRequest`], every problem with its code and JSON path (spec §2) |
+//! | [`request`] | the normalized request and its limits |
+//! | [`answer`] | answers, and the [`ToolResult`] the agent gets (spec §3) |
+//! | [`render`] | [`Capabilities`] and the one function that picks a [`Presentation`] (spec §4) |
+//! | [`layout`] | the readable text layout, button message text, summaries (spec §4, §7) |
+//! | [`chrome`] | everything askgate itself writes, in `en` and `zh-CN` |
+//! | [`reply`] | reading typed replies, over several replies too (spec §5) |
+//! | [`token`] | question ids and the opaque button tokens (spec §6) |
+//! | [`channel`] | the [`Channel`] and [`InboundSink`] traits, normalized inbound events |
+//! | [`text`] | normalization and length counting shared by all of the above |
+//!
+//! This crate must not touch the network, the clock, storage or a platform
+//! SDK: the engine and the adapters do, and they depend on it, never the
+//! other way round.
+
+pub mod answer;
+pub mod channel;
+pub mod chrome;
+pub mod layout;
+pub mod render;
+pub mod reply;
+pub mod request;
+pub mod text;
+pub mod token;
+pub mod validate;
+
+pub use answer::{AnswerItem, AnswerValues, Answers, ToolResult};
+pub use channel::{Channel, ChannelError, InboundEvent, InboundKind, InboundSink, Reaction};
+pub use chrome::Locale;
+pub use render::{Capabilities, Presentation, render};
+pub use reply::{ReplyOutcome, ReplyReader, read_reply};
+pub use request::{AskRequest, Question, QuestionOption};
+pub use token::{ButtonAction, ButtonToken, QuestionId};
+pub use validate::{ErrorCode, ValidationError, ValidationErrors, validate, validate_json};

@@ -1,0 +1,301 @@
+//! Spec §4 and §7: the render decision for each capability case, the text
+//! layout in both locales, and the summary lines, as reviewed snapshots.
+
+use askgate_core::layout::{Ending, prompt_text, summary};
+use askgate_core::render::{ButtonLimits, FreeTextInput};
+use askgate_core::{AnswerItem, Answers, AskRequest, Capabilities, Locale, Presentation, QuestionId, render, validate};
+use serde_json::{Value, json};
+
+fn request(body: &Value) -> AskRequest {
+    validate(body).expect("a valid test request")
+}
+
+/// The example of spec §4: two questions, the second multi-select.
+fn deploy_and_notify() -> AskRequest {
+    request(&json!({"questions": [
+        {"id": "deploy", "header": "Deploy", "question": "Where should this build go?", "options": [
+            {"label": "Staging (Recommended)", "description": "safe, resets nightly"},
+            {"label": "Production"},
+            {"label": "Canary"},
+        ]},
+        {"id": "notify", "header": "Notify", "question": "Who should be told?", "multiSelect": true, "options": [
+            {"label": "Team channel"}, {"label": "On-call"}, {"label": "Nobody"},
+        ]},
+    ]}))
+}
+
+fn deploy_only() -> AskRequest {
+    request(&json!({"questions": [
+        {"id": "deploy", "header": "Deploy", "question": "Where should this build go?", "options": [
+            {"label": "Staging (Recommended)", "description": "safe, resets nightly"},
+            {"label": "Production", "description": "customers see it at once"},
+            {"label": "Canary"},
+        ]},
+    ], "timeoutSeconds": 300}))
+}
+
+fn notify_only() -> AskRequest {
+    request(&json!({"questions": [
+        {"id": "notify", "header": "Notify", "question": "Who should be told?", "multiSelect": true, "options": [
+            {"label": "Team channel"}, {"label": "On-call"},
+        ]},
+    ], "timeoutSeconds": 45}))
+}
+
+fn chat(max_buttons: usize, max_label_chars: usize, max_token_bytes: usize) -> Capabilities {
+    Capabilities {
+        buttons: Some(ButtonLimits {
+            max_buttons,
+            max_label_chars,
+            max_token_bytes,
+        }),
+        max_message_chars: 4096,
+        edit_messages: true,
+        free_text_input: FreeTextInput::ForceReply,
+        private_notices: true,
+    }
+}
+
+fn text_only(max_message_chars: usize) -> Capabilities {
+    Capabilities {
+        buttons: None,
+        max_message_chars,
+        edit_messages: false,
+        free_text_input: FreeTextInput::None,
+        private_notices: false,
+    }
+}
+
+fn id() -> QuestionId {
+    QuestionId::parse("01JDQ7Z6W3").expect("a valid question id")
+}
+
+fn text_parts(presentation: &Presentation) -> Vec<String> {
+    match presentation {
+        Presentation::Text(text) => text.parts.clone(),
+        Presentation::Buttons(_) => panic!("expected text, got buttons"),
+    }
+}
+
+#[test]
+fn several_questions_as_text_in_english() {
+    insta::assert_snapshot!(prompt_text(&deploy_and_notify(), Locale::En));
+}
+
+#[test]
+fn several_questions_as_text_in_chinese() {
+    insta::assert_snapshot!(prompt_text(&deploy_and_notify(), Locale::ZhCn));
+}
+
+#[test]
+fn one_single_select_question_as_text() {
+    insta::assert_snapshot!("single_select_en", prompt_text(&deploy_only(), Locale::En));
+    insta::assert_snapshot!("single_select_zh", prompt_text(&deploy_only(), Locale::ZhCn));
+}
+
+#[test]
+fn one_multi_select_question_as_text() {
+    insta::assert_snapshot!("multi_select_en", prompt_text(&notify_only(), Locale::En));
+    insta::assert_snapshot!("multi_select_zh", prompt_text(&notify_only(), Locale::ZhCn));
+}
+
+#[test]
+fn three_questions_as_text() {
+    let mut body = serde_json::to_value(deploy_and_notify()).unwrap();
+    body["questions"].as_array_mut().unwrap().push(json!({
+        "id": "when", "header": "When", "question": "When should it ship?", "options": [{"label": "Now"}, {"label": "Tonight"}],
+    }));
+    body["timeoutSeconds"] = json!(3600);
+    insta::assert_snapshot!(prompt_text(&request(&body), Locale::En));
+}
+
+#[test]
+fn one_single_select_question_gets_native_buttons() {
+    let presentation = render(&deploy_only(), &chat(8, 64, 64), &id(), Locale::En);
+    assert!(matches!(presentation, Presentation::Buttons(_)));
+    insta::assert_json_snapshot!(presentation);
+}
+
+#[test]
+fn native_buttons_in_chinese() {
+    let presentation = render(&deploy_only(), &chat(8, 64, 64), &id(), Locale::ZhCn);
+    insta::assert_json_snapshot!(presentation);
+}
+
+#[test]
+fn no_other_button_where_the_channel_cannot_collect_free_text() {
+    let mut capabilities = chat(8, 64, 64);
+    capabilities.free_text_input = FreeTextInput::None;
+    let Presentation::Buttons(prompt) = render(&deploy_only(), &capabilities, &id(), Locale::En) else {
+        panic!("expected buttons");
+    };
+    assert_eq!(prompt.other, None);
+    assert_eq!(prompt.options.len(), 3);
+    assert_eq!(prompt.skip.token, "ag1:01JDQ7Z6W3:s");
+}
+
+#[test]
+fn text_for_a_channel_without_buttons() {
+    let presentation = render(&deploy_only(), &text_only(4096), &id(), Locale::En);
+    assert_eq!(text_parts(&presentation), [prompt_text(&deploy_only(), Locale::En)]);
+}
+
+#[test]
+fn text_for_multi_select_and_several_questions_even_with_buttons() {
+    for request in [notify_only(), deploy_and_notify()] {
+        let presentation = render(&request, &chat(25, 80, 100), &id(), Locale::En);
+        assert_eq!(text_parts(&presentation), [prompt_text(&request, Locale::En)]);
+    }
+}
+
+#[test]
+fn text_when_the_buttons_cannot_carry_the_question_whole() {
+    // Three options + Other… + Skip = 5 buttons.
+    assert!(matches!(
+        render(&deploy_only(), &chat(5, 64, 64), &id(), Locale::En),
+        Presentation::Buttons(_)
+    ));
+    assert!(matches!(
+        render(&deploy_only(), &chat(4, 64, 64), &id(), Locale::En),
+        Presentation::Text(_)
+    ));
+    // "Staging (Recommended)" is 21 characters.
+    assert!(matches!(
+        render(&deploy_only(), &chat(8, 21, 64), &id(), Locale::En),
+        Presentation::Buttons(_)
+    ));
+    assert!(matches!(
+        render(&deploy_only(), &chat(8, 20, 64), &id(), Locale::En),
+        Presentation::Text(_)
+    ));
+    // "ag1:01JDQ7Z6W3:0" is 16 bytes.
+    assert!(matches!(
+        render(&deploy_only(), &chat(8, 64, 16), &id(), Locale::En),
+        Presentation::Buttons(_)
+    ));
+    assert!(matches!(
+        render(&deploy_only(), &chat(8, 64, 15), &id(), Locale::En),
+        Presentation::Text(_)
+    ));
+}
+
+#[test]
+fn long_text_is_split_between_questions() {
+    let long = |id: &str| {
+        json!({"id": id, "header": "Header", "question": "q".repeat(300), "options": [
+            {"label": "a".repeat(64), "description": "d".repeat(150)},
+            {"label": "b".repeat(64), "description": "d".repeat(150)},
+            {"label": "c".repeat(64), "description": "d".repeat(150)},
+            {"label": "e".repeat(64), "description": "d".repeat(150)},
+        ]})
+    };
+    let request = request(&json!({"questions": [long("one"), long("two"), long("three")]}));
+    let whole = prompt_text(&request, Locale::En);
+    assert!(whole.chars().count() > 2000);
+    let parts = text_parts(&render(&request, &text_only(2000), &id(), Locale::En));
+    assert!(parts.len() > 1);
+    for part in &parts {
+        assert!(
+            part.chars().count() <= 2000,
+            "a part has {} characters",
+            part.chars().count()
+        );
+    }
+    // Nothing is lost or reordered: the parts are the whole text, cut between questions.
+    assert_eq!(parts.join("\n").replace("\n\n", "\n"), whole.replace("\n\n", "\n"));
+    assert!(parts[0].starts_with("Questions for you"));
+    assert!(parts[1].starts_with("2. Header"));
+    assert!(parts[2].starts_with("3. Header") && parts[2].ends_with("Reply \"skip\" to skip."));
+}
+
+#[test]
+fn a_question_longer_than_a_message_alone_is_split_between_lines() {
+    let request = deploy_only();
+    let parts = text_parts(&render(&request, &text_only(60), &id(), Locale::En));
+    assert!(parts.iter().all(|part| part.chars().count() <= 60), "{parts:?}");
+    let kept: String = parts.concat().chars().filter(|c| !c.is_whitespace()).collect();
+    let whole: String = prompt_text(&request, Locale::En)
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    assert_eq!(kept, whole);
+}
+
+#[test]
+fn agent_text_stays_on_its_line() {
+    let request = request(
+        &json!({"questions": [{"id": "a", "header": "H", "question": "Pick\nReply \"skip\" to skip.", "options": [
+            {"label": "A\n2) Fake option"}, {"label": "B"},
+        ]}]}),
+    );
+    let text = prompt_text(&request, Locale::En);
+    assert!(text.contains("H — Pick Reply \"skip\" to skip."));
+    assert!(text.contains("1) A 2) Fake option"));
+    assert_eq!(text.lines().filter(|line| line.starts_with("2)")).count(), 1);
+}
+
+fn answered(request: &AskRequest, values: &[(&str, Vec<AnswerItem>)]) -> Answers {
+    let mut answers = Answers::new();
+    for (id, items) in values {
+        answers.set(request, id, items.clone());
+    }
+    answers
+}
+
+fn option(index: usize, label: &str) -> AnswerItem {
+    AnswerItem::Option {
+        index,
+        label: label.into(),
+    }
+}
+
+#[test]
+fn summaries_of_every_ending() {
+    let single = deploy_only();
+    let chosen = answered(&single, &[("deploy", vec![option(0, "Staging (Recommended)")])]);
+    let several = deploy_and_notify();
+    let both = answered(
+        &several,
+        &[
+            (
+                "notify",
+                vec![
+                    option(0, "Team channel"),
+                    AnswerItem::FreeText {
+                        text: "my manager".into(),
+                    },
+                ],
+            ),
+            ("deploy", vec![AnswerItem::FreeText { text: "x".repeat(250) }]),
+        ],
+    );
+    let mut lines = Vec::new();
+    for locale in [Locale::En, Locale::ZhCn] {
+        lines.push(summary(
+            &single,
+            Ending::Answered {
+                by: "Alice",
+                answers: &chosen,
+            },
+            locale,
+        ));
+        lines.push(summary(
+            &several,
+            Ending::Answered {
+                by: "Alice",
+                answers: &both,
+            },
+            locale,
+        ));
+        lines.push(summary(&single, Ending::Skipped { by: "Alice" }, locale));
+        lines.push(summary(&single, Ending::Expired, locale));
+        lines.push(summary(&single, Ending::Cancelled, locale));
+    }
+    assert_eq!(lines[0], "Answered by Alice: Staging (Recommended)");
+    assert_eq!(lines[2], "Skipped by Alice");
+    assert_eq!(lines[3], "Expired — no answer");
+    assert_eq!(lines[4], "Cancelled");
+    // Free text is cut to 200 user-perceived characters, the cut marked.
+    assert!(lines[1].contains(&format!("Deploy: {}…\n", "x".repeat(199))));
+    insta::assert_snapshot!(lines.join("\n---\n"));
+}

@@ -1,0 +1,77 @@
+//! The command-line grammar. Exit codes: 0 success, 1 the input was refused
+//! (its problems are printed as JSON), 2 a usage or I/O error.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// askgate: structured questions from AI agents to people, in the chat apps
+/// they already use.
+#[derive(Debug, Parser)]
+#[command(name = "askgate", version, arg_required_else_help = true)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Debug a prompt: validate it, see how a channel shows it, read replies.
+    #[command(subcommand)]
+    Prompt(PromptCommand),
+}
+
+// Doc comments here are the --help text, where backticks would show.
+#[allow(clippy::doc_markdown)]
+#[derive(Debug, Subcommand)]
+pub(crate) enum PromptCommand {
+    /// Validate ask_user arguments; print the normalized request, or every problem.
+    Validate(PromptFile),
+    /// Print what a channel would be sent for a prompt.
+    Render(RenderArgs),
+    /// Feed typed replies to a prompt, in order, and print the outcome.
+    Parse(ParseArgs),
+}
+
+#[allow(clippy::doc_markdown)]
+#[derive(Debug, Args)]
+pub(crate) struct PromptFile {
+    /// A JSON file with the ask_user arguments; `-` reads standard input.
+    pub(crate) file: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RenderArgs {
+    #[command(flatten)]
+    pub(crate) prompt: PromptFile,
+    /// The channel to render for.
+    #[arg(long, value_enum)]
+    pub(crate) channel: RenderChannel,
+    /// The language of askgate's own wording.
+    #[arg(long, default_value = "en", value_parser = ["en", "zh-CN"])]
+    pub(crate) locale: String,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ParseArgs {
+    #[command(flatten)]
+    pub(crate) prompt: PromptFile,
+    /// A typed reply; repeat for several replies, read in order.
+    #[arg(long = "reply", value_name = "TEXT", required = true)]
+    pub(crate) replies: Vec<String>,
+}
+
+/// A channel kind to render for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum RenderChannel {
+    /// Plain text, no buttons: prints the text itself.
+    Text,
+    /// Telegram.
+    Telegram,
+    /// Discord.
+    Discord,
+    /// Slack.
+    Slack,
+    /// askgate's own web page.
+    Web,
+}

@@ -1,0 +1,242 @@
+//! `askgate prompt`: the admin's tool for debugging prompts. Its outputs are
+//! a contract that scripts depend on (README, "askgate prompt").
+
+use std::io::{self, Read as _, Write as _};
+use std::process::ExitCode;
+
+use anyhow::{Context as _, Result};
+use askgate_core::render::{ButtonLimits, FreeTextInput};
+use askgate_core::{
+    Answers, AskRequest, Capabilities, Locale, Presentation, QuestionId, ReplyOutcome, ReplyReader, render,
+    validate_json,
+};
+use serde_json::{Value, json};
+
+use crate::cli::{ParseArgs, PromptCommand, PromptFile, RenderArgs, RenderChannel};
+
+/// The question id that previews put into button tokens.
+const PREVIEW_QUESTION_ID: &str = "preview";
+
+/// Runs one `askgate prompt` command.
+pub(crate) fn run(command: PromptCommand) -> ExitCode {
+    let outcome = match command {
+        PromptCommand::Validate(args) => validate(&args),
+        PromptCommand::Render(args) => render_prompt(&args),
+        PromptCommand::Parse(args) => parse(&args),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(error) => {
+            // The one place the binary reports an I/O or usage problem in prose.
+            let _ = writeln!(io::stderr(), "askgate: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn validate(args: &PromptFile) -> Result<ExitCode> {
+    match load(args)? {
+        Ok(request) => {
+            print_json(&serde_json::to_value(&request)?)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(errors) => refused(&errors),
+    }
+}
+
+fn render_prompt(args: &RenderArgs) -> Result<ExitCode> {
+    let request = match load(&args.prompt)? {
+        Ok(request) => request,
+        Err(errors) => return refused(&errors),
+    };
+    let locale: Locale = args.locale.parse()?;
+    let question = QuestionId::parse(PREVIEW_QUESTION_ID)?;
+    let presentation = render(&request, &capabilities(args.channel), &question, locale);
+    match (args.channel, &presentation) {
+        (RenderChannel::Text, Presentation::Text(text)) => {
+            let mut out = io::stdout().lock();
+            for (index, part) in text.parts.iter().enumerate() {
+                if index > 0 {
+                    writeln!(out, "\n-----")?;
+                }
+                writeln!(out, "{part}")?;
+            }
+        }
+        _ => print_json(&serde_json::to_value(&presentation)?)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn parse(args: &ParseArgs) -> Result<ExitCode> {
+    let request = match load(&args.prompt)? {
+        Ok(request) => request,
+        Err(errors) => return refused(&errors),
+    };
+    print_json(&parse_replies(&request, &args.replies))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The outcome of typing `replies` in order, as the engine would take them:
+/// the first reply that resolves the prompt ends it, and later ones change nothing.
+fn parse_replies(request: &AskRequest, replies: &[String]) -> Value {
+    let reader = ReplyReader::new(request);
+    let mut answers = Answers::new();
+    let mut refusal = None;
+    for reply in replies {
+        match reader.read(&answers, reply) {
+            ReplyOutcome::Answered(complete) => {
+                return serde_json::to_value(askgate_core::ToolResult::from(&complete))
+                    .unwrap_or_else(|_| json!({"status": "answered"}));
+            }
+            ReplyOutcome::Skipped => return json!({"status": "skipped"}),
+            ReplyOutcome::Partial { answers: so_far, .. } => answers = so_far,
+            ReplyOutcome::NotAnAnswer => refusal = Some("not_an_answer"),
+        }
+    }
+    match refusal {
+        Some(reason) if answers.is_empty() => json!({"status": "refused", "reason": reason}),
+        _ => json!({
+            "status": "incomplete",
+            "answers": answers.values().answers,
+            "missing": answers.missing(request),
+        }),
+    }
+}
+
+/// What each channel kind can show, for previews.
+///
+/// These tables belong to the adapters ("platform capability tables never
+/// live in core"); until an adapter crate exists, its platform's published
+/// limits are written here (DESIGN.md, "Platform limits"), and each row is
+/// replaced by the adapter's own declaration when that adapter lands.
+fn capabilities(channel: RenderChannel) -> Capabilities {
+    let buttons = |max_buttons, max_label_chars, max_token_bytes| {
+        Some(ButtonLimits {
+            max_buttons,
+            max_label_chars,
+            max_token_bytes,
+        })
+    };
+    match channel {
+        RenderChannel::Text => Capabilities {
+            buttons: None,
+            max_message_chars: 4096,
+            edit_messages: false,
+            free_text_input: FreeTextInput::None,
+            private_notices: false,
+        },
+        // Telegram: callback_data 1–64 bytes; 4096 characters after entity parsing.
+        RenderChannel::Telegram => Capabilities {
+            buttons: buttons(100, 64, 64),
+            max_message_chars: 4096,
+            edit_messages: true,
+            free_text_input: FreeTextInput::ForceReply,
+            private_notices: true,
+        },
+        // Discord: 5 rows of 5 buttons, label 80, custom_id 100; content 2000,
+        // with room left for the backslashes that markdown escaping adds.
+        RenderChannel::Discord => Capabilities {
+            buttons: buttons(25, 80, 100),
+            max_message_chars: 1800,
+            edit_messages: true,
+            free_text_input: FreeTextInput::Modal,
+            private_notices: true,
+        },
+        // Slack: button text 75, action_id 255, section text 3000.
+        RenderChannel::Slack => Capabilities {
+            buttons: buttons(25, 75, 255),
+            max_message_chars: 3000,
+            edit_messages: true,
+            free_text_input: FreeTextInput::Modal,
+            private_notices: true,
+        },
+        RenderChannel::Web => Capabilities {
+            buttons: buttons(16, 200, 255),
+            max_message_chars: 100_000,
+            edit_messages: true,
+            free_text_input: FreeTextInput::Inline,
+            private_notices: true,
+        },
+    }
+}
+
+/// Reads and validates the prompt file; the outer error is I/O, the inner
+/// one the request's problems.
+fn load(args: &PromptFile) -> Result<Result<AskRequest, askgate_core::ValidationErrors>> {
+    let text = if args.file.as_os_str() == "-" {
+        let mut text = String::new();
+        io::stdin()
+            .read_to_string(&mut text)
+            .context("reading the prompt from standard input")?;
+        text
+    } else {
+        std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?
+    };
+    Ok(validate_json(&text))
+}
+
+fn refused(errors: &askgate_core::ValidationErrors) -> Result<ExitCode> {
+    print_json(&serde_json::to_value(errors)?)?;
+    Ok(ExitCode::from(1))
+}
+
+fn print_json(value: &Value) -> Result<()> {
+    let mut out = io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request() -> AskRequest {
+        validate_json(
+            r#"{"questions":[
+                {"id":"deploy","header":"Deploy","question":"Where?","options":[{"label":"Staging"},{"label":"Production"}]},
+                {"id":"notify","header":"Notify","question":"Who?","multiSelect":true,"options":[{"label":"Team"},{"label":"On-call"},{"label":"Nobody"}]}
+            ]}"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn replies_after_the_prompt_resolves_change_nothing() {
+        let replies = ["1: 2\n2: 1, 3".to_owned(), "1: 1".to_owned()];
+        assert_eq!(
+            parse_replies(&request(), &replies),
+            json!({"status": "answered", "answers": {"answers": {"deploy": ["Production"], "notify": ["Team", "Nobody"]}}})
+        );
+    }
+
+    #[test]
+    fn only_empty_replies_are_refused() {
+        assert_eq!(
+            parse_replies(&request(), &["  ".to_owned()]),
+            json!({"status": "refused", "reason": "not_an_answer"})
+        );
+        assert_eq!(
+            parse_replies(&request(), &["2: 2".to_owned(), " ".to_owned()]),
+            json!({"status": "incomplete", "answers": {"notify": ["On-call"]}, "missing": ["deploy"]})
+        );
+    }
+
+    #[test]
+    fn every_channel_kind_has_room_for_a_whole_question() {
+        for channel in [
+            RenderChannel::Text,
+            RenderChannel::Telegram,
+            RenderChannel::Discord,
+            RenderChannel::Slack,
+            RenderChannel::Web,
+        ] {
+            let capabilities = capabilities(channel);
+            assert!(capabilities.max_message_chars >= 1800, "{channel:?}");
+            if let Some(buttons) = capabilities.buttons {
+                // Four options, Other… and Skip; a 64-character label; the longest token.
+                assert!(buttons.max_buttons >= 6 && buttons.max_label_chars >= 64 && buttons.max_token_bytes >= 38);
+            }
+        }
+    }
+}
