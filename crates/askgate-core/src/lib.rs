@@ -9,6 +9,7 @@
 //! | [`render`] | [`Capabilities`] and the one function that picks a [`Presentation`] (spec §4) |
 //! | [`layout`] | the readable text layout, button message text, summaries (spec §4, §7) |
 //! | [`chrome`] | everything askgate itself writes, in `en` and `zh-CN` |
+//! | [`guidance`] | the model guidance every published tool description carries |
 //! | [`reply`] | reading typed replies, over several replies too (spec §5) |
 //! | [`token`] | question ids and the opaque button tokens (spec §6) |
 //! | [`channel`] | the [`Channel`] and [`InboundSink`] traits, normalized inbound events |
@@ -21,6 +22,7 @@
 pub mod answer;
 pub mod channel;
 pub mod chrome;
+pub mod guidance;
 pub mod layout;
 pub mod render;
 pub mod reply;

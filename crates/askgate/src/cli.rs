@@ -16,9 +16,44 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    /// Run the service (the embedded default without --config: SQLite and the web page on 127.0.0.1:8080).
+    Serve(ServeArgs),
+    /// Check a configuration file: every problem with its key and a fix; secrets are never printed.
+    CheckConfig(CheckConfigArgs),
+    /// Ask a question through a running server and print the tool result.
+    Ask(AskArgs),
     /// Debug a prompt: validate it, see how a channel shows it, read replies.
     #[command(subcommand)]
     Prompt(PromptCommand),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// The configuration file; without it, the embedded default (config/askgate.toml).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CheckConfigArgs {
+    /// The configuration file; without it, the embedded default.
+    pub(crate) file: Option<PathBuf>,
+}
+
+#[allow(clippy::doc_markdown)]
+#[derive(Debug, Args)]
+pub(crate) struct AskArgs {
+    /// The recipient's name.
+    #[arg(long)]
+    pub(crate) to: String,
+    /// A JSON file with the ask_user arguments; `-` reads standard input.
+    pub(crate) file: PathBuf,
+    /// The server's base URL.
+    #[arg(long, env = "ASKGATE_URL", default_value = "http://127.0.0.1:8080")]
+    pub(crate) server: String,
+    /// The agent token.
+    #[arg(long, env = "ASKGATE_TOKEN", hide_env_values = true)]
+    pub(crate) token: String,
 }
 
 // Doc comments here are the --help text, where backticks would show.

@@ -1,16 +1,23 @@
-//! The `askgate` binary: the command line, and (as the service grows) the
-//! wiring of engine, store, server and adapters.
+//! The `askgate` binary: the command line, configuration, and the wiring of
+//! store, engine, channels and HTTP server.
 //!
 //! | module | owns |
 //! | --- | --- |
 //! | [`cli`] | the command-line grammar (clap) |
+//! | [`config`] | the TOML configuration: parsing, `${ENV}` secrets, every problem with its key |
+//! | [`serve`] | `askgate serve`: wiring, generated secrets, graceful shutdown |
+//! | [`ask`] | `askgate ask`: one question through a running server |
 //! | [`prompt`] | `askgate prompt validate | render | parse`, the admin's prompt debugger |
 //!
 //! `anyhow` lives here and only here: libraries return typed errors.
 
+mod ask;
 mod cli;
+mod config;
 mod prompt;
+mod serve;
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::Parser as _;
@@ -19,5 +26,83 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     match cli.command {
         cli::Command::Prompt(command) => prompt::run(command),
+        cli::Command::CheckConfig(args) => check_config(args.file.as_deref()),
+        cli::Command::Serve(args) => run_async(async move {
+            let config = load_config(args.config.as_deref())?;
+            serve::serve(config).await
+        }),
+        cli::Command::Ask(args) => run_async(ask::ask(args)),
+    }
+}
+
+fn run_async(task: impl std::future::Future<Output = anyhow::Result<()>>) -> ExitCode {
+    init_logging();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => return fail(&anyhow::Error::from(error)),
+    };
+    match runtime.block_on(task) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => fail(&error),
+    }
+}
+
+fn fail(error: &anyhow::Error) -> ExitCode {
+    let _ = writeln!(std::io::stderr(), "askgate: {error:#}");
+    ExitCode::from(2)
+}
+
+/// Logs go to stderr, filtered by `RUST_LOG` (default `info`).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(ansi)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+fn read_config(path: Option<&std::path::Path>) -> anyhow::Result<String> {
+    use anyhow::Context as _;
+    match path {
+        None => Ok(config::EMBEDDED_DEFAULT.to_owned()),
+        Some(path) => std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+fn load_config(path: Option<&std::path::Path>) -> anyhow::Result<config::Config> {
+    let text = read_config(path)?;
+    config::parse(&text, &|name| std::env::var(name).ok())
+        .map_err(|problems| anyhow::anyhow!("the configuration has problems:\n{problems}"))
+}
+
+/// `askgate check-config [FILE]`: exit 0 and a one-line summary, or exit 1
+/// and one line per problem.
+fn check_config(path: Option<&std::path::Path>) -> ExitCode {
+    let text = match read_config(path) {
+        Ok(text) => text,
+        Err(error) => return fail(&error),
+    };
+    let mut out = std::io::stdout().lock();
+    match config::parse(&text, &|name| std::env::var(name).ok()) {
+        Ok(config) => {
+            let _ = writeln!(
+                out,
+                "ok: {} agent(s), {} channel(s), {} recipient(s); listening on {}",
+                config.agents.len(),
+                config.channels.len(),
+                config.recipients.len(),
+                config.listen
+            );
+            ExitCode::SUCCESS
+        }
+        Err(problems) => {
+            for problem in problems.0 {
+                let _ = writeln!(out, "{problem}");
+            }
+            ExitCode::from(1)
+        }
     }
 }

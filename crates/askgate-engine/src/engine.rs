@@ -1,0 +1,612 @@
+//! The engine: one place where a question's life is decided.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use askgate_core::answer::{AnswerItem, Answers};
+use askgate_core::channel::{Channel, ChannelError, Delivery, UserRef};
+use askgate_core::layout::{Ending, summary};
+use askgate_core::{AskRequest, QuestionId, render};
+use askgate_store::{QuestionRecord, QuestionStatus, Resolution, Store, StoreError, Timestamp};
+use tokio::sync::{Notify, broadcast};
+use tracing::{info, warn};
+
+use crate::clock::Clock;
+use crate::recipient::Recipient;
+
+/// How many times a retryable delivery failure is retried before the
+/// question resolves as `delivery_failed`.
+const MAX_DELIVERY_ATTEMPTS: u32 = 6;
+
+/// The first pause between delivery attempts; it doubles each time.
+const FIRST_RETRY_DELAY: Duration = Duration::from_millis(500);
+
+/// Changes buffered for slow subscribers before they must re-read the store.
+const CHANGE_BUFFER: usize = 1024;
+
+/// Whether the asking agent runs as a main session or a sub-agent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionKind {
+    /// A main agent session: may ask.
+    #[default]
+    Main,
+    /// A sub-agent run: `ask_user` is refused (spec §2).
+    Subagent,
+}
+
+/// A question an agent wants to ask.
+#[derive(Debug, Clone)]
+pub struct NewQuestion {
+    /// The name of the agent token that asks.
+    pub agent: String,
+    /// The recipient's name.
+    pub to: String,
+    /// The agent's session, for the one-pending-question rule.
+    pub session_id: Option<String>,
+    /// The agent's run, for run aborts.
+    pub run_id: Option<String>,
+    /// Main session or sub-agent.
+    pub session_kind: SessionKind,
+    /// The validated request.
+    pub request: AskRequest,
+}
+
+/// An answer given directly rather than typed: askgate's web page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DirectAnswer {
+    /// Skip the whole prompt.
+    Skip,
+    /// One answer per question id: chosen option indexes and/or own words.
+    Answers(Vec<DirectItem>),
+}
+
+/// One question's direct answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirectItem {
+    /// The question id (`deploy_target`).
+    pub id: String,
+    /// Chosen options, by index.
+    pub options: Vec<usize>,
+    /// The person's own words, if any.
+    pub text: Option<String>,
+}
+
+/// Why the engine refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// No recipient of that name is configured.
+    #[error("no recipient named \"{0}\" is configured")]
+    UnknownRecipient(String),
+    /// `ask_user` is for main sessions only.
+    #[error("ask_user is not available to sub-agent runs")]
+    SubagentNotAllowed,
+    /// The agent session already waits for an answer.
+    #[error("this session already has a pending question ({pending})")]
+    QuestionPending {
+        /// The question it waits for.
+        pending: QuestionId,
+    },
+    /// No such question (or not one this caller may see).
+    #[error("no such question")]
+    NotFound,
+    /// A direct answer that does not fit the question.
+    #[error("{message}")]
+    InvalidAnswer {
+        /// Where in the answer, `answers.deploy.options[0]`.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What a direct answer did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Submitted {
+    /// It resolved the question.
+    Resolved(QuestionRecord),
+    /// The question had ended already; nothing changed.
+    AlreadyEnded(QuestionRecord),
+}
+
+/// Hooks for metrics; the server implements them with Prometheus.
+pub trait Observer: Send + Sync + 'static {
+    /// A question was accepted.
+    fn question_created(&self, _record: &QuestionRecord) {}
+    /// A question ended.
+    fn question_resolved(&self, _record: &QuestionRecord) {}
+    /// A delivery attempt failed.
+    fn delivery_error(&self, _channel: &str, _error: &ChannelError) {}
+}
+
+/// An observer that observes nothing.
+#[derive(Debug, Default)]
+pub struct NoObserver;
+
+impl Observer for NoObserver {}
+
+/// The engine. Cheap to clone: clones share one state.
+#[derive(Clone)]
+pub struct Engine {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) channels: HashMap<String, Arc<dyn Channel>>,
+    pub(crate) recipients: HashMap<String, Recipient>,
+    pub(crate) clock: Clock,
+    observer: Arc<dyn Observer>,
+    changes: broadcast::Sender<Arc<QuestionRecord>>,
+    deadlines: Mutex<BTreeSet<(Timestamp, QuestionId)>>,
+    deadline_added: Notify,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("channels", &self.inner.channels.keys().collect::<Vec<_>>())
+            .field("recipients", &self.inner.recipients.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// An engine over `store`, delivering through `channels` (by name) to
+    /// `recipients`. Call [`Engine::start`] before serving.
+    pub fn new(
+        store: Arc<dyn Store>,
+        channels: Vec<Arc<dyn Channel>>,
+        recipients: Vec<Recipient>,
+        clock: Clock,
+        observer: Arc<dyn Observer>,
+    ) -> Self {
+        let (changes, _) = broadcast::channel(CHANGE_BUFFER);
+        Self {
+            inner: Arc::new(Inner {
+                store,
+                channels: channels.into_iter().map(|c| (c.name().to_owned(), c)).collect(),
+                recipients: recipients.into_iter().map(|r| (r.name.clone(), r)).collect(),
+                clock,
+                observer,
+                changes,
+                deadlines: Mutex::new(BTreeSet::new()),
+                deadline_added: Notify::new(),
+            }),
+        }
+    }
+
+    /// The store the engine writes to.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.inner.store
+    }
+
+    /// The engine's clock.
+    pub fn clock(&self) -> &Clock {
+        &self.inner.clock
+    }
+
+    /// The configured recipient of this name.
+    pub fn recipient(&self, name: &str) -> Option<&Recipient> {
+        self.inner.recipients.get(name)
+    }
+
+    /// Every configured recipient.
+    pub fn recipients(&self) -> impl Iterator<Item = &Recipient> {
+        self.inner.recipients.values()
+    }
+
+    /// Takes up the questions a previous process left: those that expired
+    /// meanwhile resolve as expired, the others get their timers back, and
+    /// any that was stored but never delivered is delivered now.
+    pub async fn start(&self) -> Result<(), EngineError> {
+        let now = self.inner.clock.now();
+        for record in self.inner.store.pending().await? {
+            if record.expires_at <= now {
+                self.expire(&record.id).await?;
+                continue;
+            }
+            self.add_deadline(record.expires_at, record.id.clone());
+            if record.delivery.is_none() {
+                self.spawn_delivery(record);
+            }
+        }
+        Ok(())
+    }
+
+    /// Expires questions as their deadlines pass, until `shutdown` completes.
+    /// One task serves every question: the deadlines are an ordered set.
+    pub async fn run_timers(&self, shutdown: impl std::future::Future<Output = ()>) {
+        tokio::pin!(shutdown);
+        loop {
+            let next = self.lock_deadlines().first().cloned();
+            tokio::select! {
+                () = &mut shutdown => return,
+                () = self.inner.deadline_added.notified() => {}
+                () = self.sleep_until_deadline(next.as_ref().map(|(at, _)| *at)) => {
+                    if let Some((at, id)) = next {
+                        self.lock_deadlines().remove(&(at, id.clone()));
+                        if let Err(error) = self.expire(&id).await {
+                            warn!(question = %id, %error, "could not expire a question");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Accepts a question: stores it (before anything is sent), then
+    /// delivers it in the background. Returns the stored record.
+    pub async fn ask(&self, new: NewQuestion) -> Result<QuestionRecord, EngineError> {
+        if new.session_kind == SessionKind::Subagent {
+            return Err(EngineError::SubagentNotAllowed);
+        }
+        let recipient = self
+            .inner
+            .recipients
+            .get(&new.to)
+            .ok_or_else(|| EngineError::UnknownRecipient(new.to.clone()))?;
+        let now = self.inner.clock.now();
+        let record = QuestionRecord {
+            id: new_question_id(),
+            status: QuestionStatus::Pending,
+            agent: new.agent,
+            session_id: new.session_id,
+            run_id: new.run_id,
+            recipient: recipient.name.clone(),
+            channel: recipient.channel.clone(),
+            conversation: recipient.destination.conversation.clone(),
+            locale: recipient.locale,
+            expires_at: now + i64::from(new.request.timeout_seconds) * 1000,
+            request: new.request,
+            created_at: now,
+            delivery: None,
+            progress: Answers::new(),
+            resolution: None,
+        };
+        match self.inner.store.insert(&record).await {
+            Ok(()) => {}
+            Err(StoreError::SessionBusy { pending, .. }) => return Err(EngineError::QuestionPending { pending }),
+            Err(other) => return Err(other.into()),
+        }
+        info!(question = %record.id, channel = %record.channel, recipient = %record.recipient, "question accepted");
+        self.inner.observer.question_created(&record);
+        self.add_deadline(record.expires_at, record.id.clone());
+        self.publish(record.clone());
+        self.spawn_delivery(record.clone());
+        Ok(record)
+    }
+
+    /// The question with this id.
+    pub async fn get(&self, id: &QuestionId) -> Result<Option<QuestionRecord>, EngineError> {
+        Ok(self.inner.store.get(id).await?)
+    }
+
+    /// The question once it has ended, or as it is after `max` has passed.
+    pub async fn wait(&self, id: &QuestionId, max: Duration) -> Result<QuestionRecord, EngineError> {
+        let mut changes = self.inner.changes.subscribe();
+        let record = self.get(id).await?.ok_or(EngineError::NotFound)?;
+        if record.status.is_final() || max.is_zero() {
+            return Ok(record);
+        }
+        let clock = self.inner.clock.clone();
+        let deadline = clock.sleep(max);
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                change = changes.recv() => match change {
+                    Ok(record) if record.id == *id && record.status.is_final() => return Ok((*record).clone()),
+                    Ok(_) => {}
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        let record = self.get(id).await?.ok_or(EngineError::NotFound)?;
+                        if record.status.is_final() {
+                            return Ok(record);
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Closed) => break,
+                },
+                () = &mut deadline => break,
+            }
+        }
+        self.get(id).await?.ok_or(EngineError::NotFound)
+    }
+
+    /// Every change to any question, as it happens (for live views).
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<QuestionRecord>> {
+        self.inner.changes.subscribe()
+    }
+
+    /// Cancels a question of `agent`'s. Idempotent: an ended question is
+    /// returned as it is.
+    pub async fn cancel(&self, agent: &str, id: &QuestionId) -> Result<QuestionRecord, EngineError> {
+        let record = self
+            .get(id)
+            .await?
+            .filter(|r| r.agent == agent)
+            .ok_or(EngineError::NotFound)?;
+        if record.status.is_final() {
+            return Ok(record);
+        }
+        let resolution = self.resolution(QuestionStatus::Cancelled, Some("cancelled by the agent"));
+        Ok(match self.resolve(id, resolution).await? {
+            Some(resolved) => resolved,
+            None => self.get(id).await?.ok_or(EngineError::NotFound)?,
+        })
+    }
+
+    /// Cancels every pending question of one run of `agent`'s (spec §8).
+    pub async fn abort_run(&self, agent: &str, run_id: &str) -> Result<Vec<QuestionId>, EngineError> {
+        let mut cancelled = Vec::new();
+        for record in self.inner.store.pending_in_run(agent, run_id).await? {
+            let resolution = self.resolution(QuestionStatus::Cancelled, Some("run aborted"));
+            if self.resolve(&record.id, resolution).await?.is_some() {
+                cancelled.push(record.id);
+            }
+        }
+        Ok(cancelled)
+    }
+
+    /// Applies an answer given on askgate's own page by `by`, for a question
+    /// addressed to `recipient`.
+    pub async fn submit(
+        &self,
+        recipient: &str,
+        id: &QuestionId,
+        by: UserRef,
+        answer: DirectAnswer,
+    ) -> Result<Submitted, EngineError> {
+        let record = self
+            .get(id)
+            .await?
+            .filter(|r| r.recipient == recipient)
+            .ok_or(EngineError::NotFound)?;
+        if record.status.is_final() {
+            return Ok(Submitted::AlreadyEnded(record));
+        }
+        let (status, answers) = match answer {
+            DirectAnswer::Skip => (QuestionStatus::Skipped, None),
+            DirectAnswer::Answers(items) => (QuestionStatus::Answered, Some(direct_answers(&record.request, items)?)),
+        };
+        let resolution = Resolution {
+            by: Some(by),
+            answers,
+            via: Some(record.channel.clone()),
+            ..self.resolution(status, None)
+        };
+        match self.resolve(id, resolution).await? {
+            Some(resolved) => Ok(Submitted::Resolved(resolved)),
+            None => Ok(Submitted::AlreadyEnded(
+                self.get(id).await?.ok_or(EngineError::NotFound)?,
+            )),
+        }
+    }
+
+    pub(crate) fn resolution(&self, status: QuestionStatus, reason: Option<&str>) -> Resolution {
+        Resolution {
+            status,
+            at: self.inner.clock.now(),
+            by: None,
+            answers: None,
+            reason: reason.map(str::to_owned),
+            via: None,
+        }
+    }
+
+    /// Resolves a pending question (first resolution wins), then tells the
+    /// waiting agents and edits the question's message into its summary.
+    pub(crate) async fn resolve(
+        &self,
+        id: &QuestionId,
+        resolution: Resolution,
+    ) -> Result<Option<QuestionRecord>, EngineError> {
+        let Some(record) = self.inner.store.resolve(id, &resolution).await? else {
+            return Ok(None);
+        };
+        self.lock_deadlines().remove(&(record.expires_at, record.id.clone()));
+        info!(question = %record.id, channel = %record.channel, status = %record.status, "question ended");
+        self.inner.observer.question_resolved(&record);
+        self.publish(record.clone());
+        self.spawn_finish(record.clone());
+        Ok(Some(record))
+    }
+
+    async fn expire(&self, id: &QuestionId) -> Result<(), EngineError> {
+        let resolution = self.resolution(QuestionStatus::Expired, Some("expired"));
+        self.resolve(id, resolution).await.map(|_| ())
+    }
+
+    pub(crate) fn publish(&self, record: QuestionRecord) {
+        // No subscriber is fine: nobody is watching.
+        let _ = self.inner.changes.send(Arc::new(record));
+    }
+
+    async fn sleep_until_deadline(&self, at: Option<Timestamp>) {
+        match at {
+            Some(at) => self.inner.clock.sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    }
+
+    fn add_deadline(&self, at: Timestamp, id: QuestionId) {
+        self.lock_deadlines().insert((at, id));
+        self.inner.deadline_added.notify_one();
+    }
+
+    fn lock_deadlines(&self) -> std::sync::MutexGuard<'_, BTreeSet<(Timestamp, QuestionId)>> {
+        // The set stays consistent even if a holder panicked: every update is one insert or remove.
+        self.inner.deadlines.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn spawn_delivery(&self, record: QuestionRecord) {
+        let engine = self.clone();
+        tokio::spawn(async move {
+            if let Err(error) = engine.deliver(record).await {
+                warn!(%error, "delivery bookkeeping failed");
+            }
+        });
+    }
+
+    async fn deliver(&self, record: QuestionRecord) -> Result<(), EngineError> {
+        let Some(channel) = self.inner.channels.get(&record.channel) else {
+            let reason = format!("channel \"{}\" is not configured", record.channel);
+            self.resolve(
+                &record.id,
+                self.resolution(QuestionStatus::DeliveryFailed, Some(&reason)),
+            )
+            .await?;
+            return Ok(());
+        };
+        let destination = &self
+            .inner
+            .recipients
+            .get(&record.recipient)
+            .map(|r| r.destination.clone());
+        let Some(destination) = destination else {
+            let reason = format!("recipient \"{}\" is not configured", record.recipient);
+            self.resolve(
+                &record.id,
+                self.resolution(QuestionStatus::DeliveryFailed, Some(&reason)),
+            )
+            .await?;
+            return Ok(());
+        };
+        let presentation = render(&record.request, channel.capabilities(), &record.id, record.locale);
+        let mut delay = FIRST_RETRY_DELAY;
+        for attempt in 1..=MAX_DELIVERY_ATTEMPTS {
+            match channel.deliver(destination, &presentation).await {
+                Ok(delivery) => {
+                    self.inner.store.set_delivery(&record.id, &delivery).await?;
+                    // Cancelled or expired while the message was on its way: end it now.
+                    if let Some(current) = self.get(&record.id).await?.filter(|r| r.status.is_final()) {
+                        self.spawn_finish(current);
+                    }
+                    return Ok(());
+                }
+                Err(error) => {
+                    self.inner.observer.delivery_error(&record.channel, &error);
+                    warn!(question = %record.id, channel = %record.channel, attempt, %error, "delivery failed");
+                    let still_pending = self.get(&record.id).await?.is_some_and(|r| !r.status.is_final());
+                    if !still_pending {
+                        return Ok(());
+                    }
+                    if error.is_retryable() && attempt < MAX_DELIVERY_ATTEMPTS {
+                        let pause = match &error {
+                            ChannelError::RateLimited { retry_after } => *retry_after,
+                            _ => delay,
+                        };
+                        self.inner.clock.sleep(pause).await;
+                        delay *= 2;
+                        continue;
+                    }
+                    let reason = error.to_string();
+                    self.resolve(
+                        &record.id,
+                        self.resolution(QuestionStatus::DeliveryFailed, Some(&reason)),
+                    )
+                    .await?;
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn spawn_finish(&self, record: QuestionRecord) {
+        let Some(delivery) = record.delivery.clone() else {
+            return;
+        };
+        let engine = self.clone();
+        tokio::spawn(async move { engine.finish(&record, &delivery).await });
+    }
+
+    /// Edits the question's message into its summary (spec §7).
+    async fn finish(&self, record: &QuestionRecord, delivery: &Delivery) {
+        let Some(channel) = self.inner.channels.get(&record.channel) else {
+            return;
+        };
+        let Some(text) = summary_of(record) else {
+            return;
+        };
+        let presentation = render(&record.request, channel.capabilities(), &record.id, record.locale);
+        if let Err(error) = channel.finish(delivery, &presentation, &text).await {
+            warn!(question = %record.id, channel = %record.channel, %error, "could not edit the question's message");
+        }
+    }
+}
+
+/// The summary line(s) of an ended question (spec §7), as its message is
+/// edited to show them; `None` while pending or when nothing was ever shown.
+pub fn summary_of(record: &QuestionRecord) -> Option<String> {
+    let resolution = record.resolution.as_ref()?;
+    let empty = Answers::new();
+    let who = resolution.by.as_ref().map_or("", |user| user.display_name.as_str());
+    let ending = match resolution.status {
+        QuestionStatus::Answered => Ending::Answered {
+            by: who,
+            answers: resolution.answers.as_ref().unwrap_or(&empty),
+        },
+        QuestionStatus::Skipped => Ending::Skipped { by: who },
+        QuestionStatus::Expired => Ending::Expired,
+        QuestionStatus::Cancelled => Ending::Cancelled,
+        QuestionStatus::Pending | QuestionStatus::DeliveryFailed => return None,
+    };
+    Some(summary(&record.request, ending, record.locale))
+}
+
+fn new_question_id() -> QuestionId {
+    // A ULID is 26 characters of Crockford base32: always a valid question id.
+    QuestionId::parse(&ulid::Ulid::new().to_string()).unwrap_or_else(|_| unreachable!("a ULID is a valid question id"))
+}
+
+/// Checks a direct answer against the request and turns it into answers.
+fn direct_answers(request: &AskRequest, items: Vec<DirectItem>) -> Result<Answers, EngineError> {
+    let invalid = |path: String, message: String| EngineError::InvalidAnswer { path, message };
+    let mut answers = Answers::new();
+    for item in items {
+        let path = format!("answers.{}", item.id);
+        let question = request
+            .question(&item.id)
+            .ok_or_else(|| invalid(path.clone(), format!("There is no question \"{}\".", item.id)))?;
+        let mut chosen: Vec<usize> = item.options.clone();
+        chosen.sort_unstable();
+        chosen.dedup();
+        if let Some(&bad) = chosen.iter().find(|&&index| index >= question.options.len()) {
+            return Err(invalid(
+                format!("{path}.options"),
+                format!(
+                    "Option {bad} does not exist; this question has {} options.",
+                    question.options.len()
+                ),
+            ));
+        }
+        let text = item.text.as_deref().map(str::trim).filter(|text| !text.is_empty());
+        let count = chosen.len() + usize::from(text.is_some());
+        if count == 0 {
+            return Err(invalid(path, "Choose an option or write an answer.".to_owned()));
+        }
+        if !question.multi_select && count > 1 {
+            return Err(invalid(path, "This question takes one answer.".to_owned()));
+        }
+        let mut values: Vec<AnswerItem> = chosen
+            .into_iter()
+            .map(|index| AnswerItem::Option {
+                index,
+                label: question.options[index].label.clone(),
+            })
+            .collect();
+        values.extend(text.map(|text| AnswerItem::FreeText { text: text.to_owned() }));
+        answers.set(request, &item.id, values);
+    }
+    if let Some(missing) = answers.missing(request).first() {
+        return Err(invalid(
+            format!("answers.{missing}"),
+            format!("Question \"{missing}\" has no answer yet."),
+        ));
+    }
+    Ok(answers)
+}

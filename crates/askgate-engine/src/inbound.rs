@@ -1,0 +1,261 @@
+//! Inbound events from chat adapters: taps and typed replies, applied to
+//! the question they belong to (spec §5, §6).
+
+use askgate_core::channel::{ConversationKind, InboundEvent, InboundKind, InboundSink, MessageRef, Reaction};
+use askgate_core::chrome::Chrome;
+use askgate_core::{ButtonAction, ButtonToken, QuestionId, ReplyOutcome, ReplyReader};
+use askgate_store::{QuestionRecord, QuestionStatus, Resolution};
+use async_trait::async_trait;
+use tracing::warn;
+
+use crate::engine::{Engine, EngineError};
+
+#[async_trait]
+impl InboundSink for Engine {
+    async fn handle(&self, channel: &str, event: InboundEvent) -> Reaction {
+        match self.handle_event(channel, &event).await {
+            Ok(reaction) => reaction,
+            Err(error) => {
+                warn!(channel, event = %event.event_id, %error, "an inbound event could not be applied");
+                Reaction::Nothing
+            }
+        }
+    }
+
+    async fn attach(&self, channel: &str, question: &QuestionId, message: MessageRef) {
+        if let Err(error) = self.inner.store.attach_message(question, &message).await {
+            warn!(channel, %question, %error, "could not attach a message to its question");
+        }
+    }
+}
+
+impl Engine {
+    async fn handle_event(&self, channel: &str, event: &InboundEvent) -> Result<Reaction, EngineError> {
+        let store = &self.inner.store;
+        // A redelivery of an event already applied changes nothing. The event is
+        // recorded only after its effect is stored (below), so a crash in between
+        // replays it, and replaying is harmless: resolution is first-wins and
+        // progress is overwritten with the same values.
+        if store.event_seen(channel, &event.event_id).await? {
+            return Ok(Reaction::Nothing);
+        }
+        let reaction = match &event.kind {
+            InboundKind::ButtonPressed { token, .. } => self.pressed(channel, event, token).await?,
+            InboundKind::FreeTextSubmitted { token, text } => match ButtonToken::decode(token) {
+                Ok(token) => self.typed(channel, event, &token.question, text).await?,
+                Err(_) => Reaction::Nothing,
+            },
+            InboundKind::TextReply { text, reply_to, .. } => {
+                match self.target(channel, event, reply_to.as_ref()).await? {
+                    Target::Question(id) => self.typed(channel, event, &id, text).await?,
+                    Target::NothingPending(chrome) => Reaction::Reply {
+                        text: chrome.nothing_pending().to_owned(),
+                    },
+                    Target::None => Reaction::Nothing,
+                }
+            }
+            InboundKind::NonText { reply_to, .. } => match self.target(channel, event, reply_to.as_ref()).await? {
+                Target::Question(id) => match self.addressed(channel, event, &id).await? {
+                    Addressed::Open(record) => not_an_answer(&record),
+                    Addressed::Refused(reaction) => reaction,
+                },
+                Target::NothingPending(chrome) => Reaction::Reply {
+                    text: chrome.nothing_pending().to_owned(),
+                },
+                Target::None => Reaction::Nothing,
+            },
+        };
+        store.record_event(channel, &event.event_id).await?;
+        Ok(reaction)
+    }
+
+    /// A tap on one of askgate's buttons.
+    async fn pressed(&self, channel: &str, event: &InboundEvent, token: &str) -> Result<Reaction, EngineError> {
+        let Ok(token) = ButtonToken::decode(token) else {
+            return Ok(Reaction::Nothing);
+        };
+        let record = match self.addressed(channel, event, &token.question).await? {
+            Addressed::Open(record) => record,
+            Addressed::Refused(reaction) => return Ok(reaction),
+        };
+        let chrome = record.locale.chrome();
+        let reader = ReplyReader::new(&record.request);
+        let (status, answers) = match token.action {
+            ButtonAction::Choose(index) => match reader.chosen(usize::from(index)) {
+                Some(answers) => (QuestionStatus::Answered, Some(answers)),
+                None => return Ok(Reaction::Nothing),
+            },
+            ButtonAction::Skip => (QuestionStatus::Skipped, None),
+            ButtonAction::Other => {
+                return Ok(Reaction::AskFreeText {
+                    question: record.id.clone(),
+                    token: ButtonToken {
+                        question: record.id.clone(),
+                        action: ButtonAction::Other,
+                    }
+                    .encode(),
+                    title: chrome.free_text_title().to_owned(),
+                    placeholder: chrome.free_text_placeholder().to_owned(),
+                });
+            }
+        };
+        let resolved = self.resolve_by(&record, event, status, answers).await?;
+        Ok(match resolved {
+            Some(_) if status == QuestionStatus::Skipped => notice(chrome.skip_submitted(), false),
+            Some(_) => notice(chrome.answer_submitted(), false),
+            None => self.ended_notice(&record.id, chrome).await?,
+        })
+    }
+
+    /// A typed reply (or a modal's text) for question `id`.
+    async fn typed(
+        &self,
+        channel: &str,
+        event: &InboundEvent,
+        id: &QuestionId,
+        text: &str,
+    ) -> Result<Reaction, EngineError> {
+        let record = match self.addressed(channel, event, id).await? {
+            Addressed::Open(record) => record,
+            Addressed::Refused(reaction) => return Ok(reaction),
+        };
+        let chrome = record.locale.chrome();
+        let outcome = ReplyReader::new(&record.request).read(&record.progress, text);
+        let resolved = match outcome {
+            ReplyOutcome::NotAnAnswer => return Ok(not_an_answer(&record)),
+            ReplyOutcome::Partial { answers, took, missing } => {
+                if !self.inner.store.save_progress(&record.id, &answers).await? {
+                    return self.ended_notice(&record.id, chrome).await;
+                }
+                if let Some(updated) = self.get(&record.id).await? {
+                    self.publish(updated);
+                }
+                let header = |id: &String| record.request.question(id).map_or(id.clone(), |q| q.header.clone());
+                let took: Vec<String> = took.iter().map(header).collect();
+                let missing: Vec<String> = missing.iter().map(header).collect();
+                let took: Vec<&str> = took.iter().map(String::as_str).collect();
+                let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
+                return Ok(Reaction::Reply {
+                    text: chrome.got_still_needed(&took, &missing),
+                });
+            }
+            ReplyOutcome::Skipped => self.resolve_by(&record, event, QuestionStatus::Skipped, None).await?,
+            ReplyOutcome::Answered(answers) => {
+                self.resolve_by(&record, event, QuestionStatus::Answered, Some(answers))
+                    .await?
+            }
+        };
+        match resolved {
+            // The message itself is edited into the summary: no reply needed.
+            Some(_) => Ok(Reaction::Nothing),
+            None => self.ended_notice(&record.id, chrome).await,
+        }
+    }
+
+    async fn resolve_by(
+        &self,
+        record: &QuestionRecord,
+        event: &InboundEvent,
+        status: QuestionStatus,
+        answers: Option<askgate_core::Answers>,
+    ) -> Result<Option<QuestionRecord>, EngineError> {
+        let resolution = Resolution {
+            by: Some(event.user.clone()),
+            answers,
+            via: Some(record.channel.clone()),
+            ..self.resolution(status, None)
+        };
+        self.resolve(&record.id, resolution).await
+    }
+
+    /// The question a typed message belongs to (spec §6): the one whose
+    /// message it replies to; in a direct conversation without a reply, the
+    /// newest pending one there; in a group without a reply, none.
+    async fn target(
+        &self,
+        channel: &str,
+        event: &InboundEvent,
+        reply_to: Option<&MessageRef>,
+    ) -> Result<Target, EngineError> {
+        let store = &self.inner.store;
+        if let Some(reply_to) = reply_to
+            && let Some(id) = store.question_for_message(channel, reply_to).await?
+        {
+            return Ok(Target::Question(id));
+        }
+        if event.conversation_kind == ConversationKind::Group {
+            return Ok(Target::None);
+        }
+        if let Some(id) = store
+            .newest_pending_in_conversation(channel, &event.conversation)
+            .await?
+        {
+            return Ok(Target::Question(id));
+        }
+        let chrome = self
+            .recipients()
+            .find(|r| r.channel == channel && r.destination.conversation == event.conversation)
+            .map_or_else(|| askgate_core::Locale::En.chrome(), |r| r.locale.chrome());
+        Ok(Target::NothingPending(chrome))
+    }
+
+    /// Checks that the event may act on question `id`: same channel and
+    /// conversation, the person allowed, the question still open.
+    async fn addressed(&self, channel: &str, event: &InboundEvent, id: &QuestionId) -> Result<Addressed, EngineError> {
+        let Some(record) = self.get(id).await? else {
+            return Ok(Addressed::Refused(Reaction::Nothing));
+        };
+        if record.channel != channel || record.conversation != event.conversation {
+            // A token or reply from somewhere the question was never sent.
+            return Ok(Addressed::Refused(Reaction::Nothing));
+        }
+        let chrome = record.locale.chrome();
+        let recipient = self.recipient(&record.recipient);
+        if !recipient.is_some_and(|r| r.may_answer(event)) {
+            let name = recipient.map_or(record.recipient.as_str(), |r| r.display_name.as_str());
+            return Ok(Addressed::Refused(notice(&chrome.not_for_you(name), true)));
+        }
+        if record.status.is_final() {
+            return Ok(Addressed::Refused(ended(record.status, chrome)));
+        }
+        Ok(Addressed::Open(Box::new(record)))
+    }
+
+    async fn ended_notice(&self, id: &QuestionId, chrome: Chrome) -> Result<Reaction, EngineError> {
+        let status = self.get(id).await?.map_or(QuestionStatus::Cancelled, |r| r.status);
+        Ok(ended(status, chrome))
+    }
+}
+
+enum Target {
+    Question(QuestionId),
+    NothingPending(Chrome),
+    None,
+}
+
+enum Addressed {
+    Open(Box<QuestionRecord>),
+    Refused(Reaction),
+}
+
+fn notice(text: &str, alert: bool) -> Reaction {
+    Reaction::Notice {
+        text: text.to_owned(),
+        alert,
+    }
+}
+
+fn not_an_answer(record: &QuestionRecord) -> Reaction {
+    Reaction::Reply {
+        text: record.locale.chrome().not_an_answer().to_owned(),
+    }
+}
+
+fn ended(status: QuestionStatus, chrome: Chrome) -> Reaction {
+    let text = match status {
+        QuestionStatus::Answered => chrome.already_answered(),
+        QuestionStatus::Expired => chrome.expired(),
+        _ => chrome.closed(),
+    };
+    notice(text, false)
+}

@@ -1,0 +1,25 @@
+//! The life of a question, decided in one place (spec §6, §8).
+//!
+//! | module | owns |
+//! | --- | --- |
+//! | [`engine`] | accepting, delivering, waiting, cancelling, expiring and resolving questions |
+//! | [`inbound`] | taps and typed replies from chat adapters ([`askgate_core::InboundSink`]) |
+//! | [`recipient`] | who a question goes to and who may answer it |
+//! | [`clock`] | the injected clock (paused time in tests) |
+//!
+//! The engine talks to the [`askgate_store::Store`] and [`askgate_core::Channel`]
+//! traits only: it knows no database, no HTTP and no platform. Every rule that
+//! must hold across replicas (first answer wins, one pending question per
+//! session) is a single store operation.
+
+pub mod clock;
+pub mod engine;
+pub mod inbound;
+pub mod recipient;
+
+pub use clock::Clock;
+pub use engine::{
+    DirectAnswer, DirectItem, Engine, EngineError, NewQuestion, NoObserver, Observer, SessionKind, Submitted,
+    summary_of,
+};
+pub use recipient::Recipient;

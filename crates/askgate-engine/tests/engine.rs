@@ -1,0 +1,844 @@
+//! The engine against the real SQLite store and a recording fake channel, in
+//! controlled time: every transition of a question and every refusal.
+
+// Helpers panic on purpose: a panic is how a test reports a failure.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use askgate_core::channel::{
+    ChannelError, ConversationKind, Destination, InboundEvent, InboundKind, InboundSink, MessageRef, Reaction, UserRef,
+};
+use askgate_core::{
+    AskRequest, ButtonAction, ButtonToken, Locale, Presentation, QuestionId, ToolResult, validate_json,
+};
+use askgate_engine::{
+    Clock, DirectAnswer, DirectItem, Engine, EngineError, NewQuestion, NoObserver, Recipient, SessionKind, Submitted,
+};
+use askgate_store::{QuestionRecord, QuestionStatus, SqliteStore};
+use askgate_testkit::{Call, FakeChannel};
+use serde_json::json;
+use tempfile::TempDir;
+use tokio::sync::oneshot;
+
+const START: i64 = 1_800_000_000_000;
+/// How long a test waits for something that should happen at once.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+struct Harness {
+    engine: Engine,
+    clock: Clock,
+    chat: FakeChannel,
+    dir: TempDir,
+    stop_timers: oneshot::Sender<()>,
+}
+
+fn recipients() -> Vec<Recipient> {
+    vec![
+        Recipient {
+            name: "alice".into(),
+            display_name: "Alice".into(),
+            channel: "chat".into(),
+            destination: Destination {
+                conversation: "dm-alice".into(),
+                thread: None,
+            },
+            answerers: vec![],
+            locale: Locale::En,
+        },
+        Recipient {
+            name: "team".into(),
+            display_name: "Alice".into(),
+            channel: "chat".into(),
+            destination: Destination {
+                conversation: "group-1".into(),
+                thread: None,
+            },
+            answerers: vec!["u-alice".into()],
+            locale: Locale::En,
+        },
+    ]
+}
+
+async fn harness() -> Harness {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let clock = Clock::manual(START);
+    let chat = FakeChannel::with_buttons("chat");
+    start(dir, clock, chat).await
+}
+
+async fn start(dir: TempDir, clock: Clock, chat: FakeChannel) -> Harness {
+    let store = SqliteStore::open(&dir.path().join("askgate.db"))
+        .await
+        .expect("the store opens");
+    let engine = Engine::new(
+        Arc::new(store),
+        vec![Arc::new(chat.clone())],
+        recipients(),
+        clock.clone(),
+        Arc::new(NoObserver),
+    );
+    engine.start().await.expect("the engine starts");
+    let (stop, stopped) = oneshot::channel::<()>();
+    let timers = engine.clone();
+    tokio::spawn(async move {
+        timers
+            .run_timers(async {
+                let _ = stopped.await;
+            })
+            .await;
+    });
+    Harness {
+        engine,
+        clock,
+        chat,
+        dir,
+        stop_timers: stop,
+    }
+}
+
+fn single() -> AskRequest {
+    validate_json(
+        r#"{"questions":[{"id":"deploy","header":"Deploy","question":"Where should this build go?","options":[
+            {"label":"Staging (Recommended)"},{"label":"Production"},{"label":"Canary"}]}],"timeoutSeconds":60}"#,
+    )
+    .expect("valid")
+}
+
+fn two() -> AskRequest {
+    validate_json(
+        r#"{"questions":[
+            {"id":"deploy","header":"Deploy","question":"Where?","options":[{"label":"Staging"},{"label":"Production"}]},
+            {"id":"notify","header":"Notify","question":"Who?","multiSelect":true,"options":[{"label":"Team"},{"label":"On-call"},{"label":"Nobody"}]}
+        ]}"#,
+    )
+    .expect("valid")
+}
+
+fn question(to: &str, request: AskRequest) -> NewQuestion {
+    NewQuestion {
+        agent: "agent-1".into(),
+        to: to.into(),
+        session_id: None,
+        run_id: None,
+        session_kind: SessionKind::Main,
+        request,
+    }
+}
+
+impl Harness {
+    async fn ask(&self, to: &str, request: AskRequest) -> QuestionRecord {
+        let record = self
+            .engine
+            .ask(question(to, request))
+            .await
+            .expect("the question is accepted");
+        self.delivered(&record.id).await
+    }
+
+    /// The record once its delivery is stored.
+    async fn delivered(&self, id: &QuestionId) -> QuestionRecord {
+        tokio::time::timeout(PATIENCE, async {
+            loop {
+                let record = self.engine.get(id).await.unwrap().expect("stored");
+                if record.delivery.is_some() || record.status.is_final() {
+                    return record;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .expect("the question is delivered")
+    }
+
+    async fn status(&self, id: &QuestionId) -> QuestionStatus {
+        self.engine.get(id).await.unwrap().expect("stored").status
+    }
+
+    async fn ended(&self, id: &QuestionId) -> QuestionRecord {
+        tokio::time::timeout(PATIENCE, self.engine.wait(id, Duration::from_secs(3600)))
+            .await
+            .expect("the question ends")
+            .expect("the question exists")
+    }
+
+    async fn summary(&self, count: usize) -> Vec<String> {
+        tokio::time::timeout(PATIENCE, self.chat.wait_for(|calls| finishes(calls) >= count))
+            .await
+            .expect("the message is edited");
+        self.chat.summaries()
+    }
+}
+
+fn finishes(calls: &[Call]) -> usize {
+    calls.iter().filter(|call| matches!(call, Call::Finish { .. })).count()
+}
+
+fn message(record: &QuestionRecord) -> MessageRef {
+    record.delivery.as_ref().expect("delivered").messages[0].clone()
+}
+
+fn event(id: &str, user: &str, conversation: &str, kind: InboundKind) -> InboundEvent {
+    InboundEvent {
+        event_id: id.into(),
+        user: UserRef {
+            id: user.into(),
+            display_name: if user == "u-alice" {
+                "Alice".into()
+            } else {
+                "Bob".into()
+            },
+        },
+        conversation: conversation.into(),
+        conversation_kind: if conversation.starts_with("dm-") {
+            ConversationKind::Direct
+        } else {
+            ConversationKind::Group
+        },
+        thread: None,
+        kind,
+    }
+}
+
+fn tap(record: &QuestionRecord, event_id: &str, user: &str, action: ButtonAction) -> InboundEvent {
+    let token = ButtonToken {
+        question: record.id.clone(),
+        action,
+    }
+    .encode();
+    event(
+        event_id,
+        user,
+        &record.conversation,
+        InboundKind::ButtonPressed {
+            token,
+            message: message(record),
+        },
+    )
+}
+
+fn typed(record: &QuestionRecord, event_id: &str, user: &str, text: &str, reply: bool) -> InboundEvent {
+    let kind = InboundKind::TextReply {
+        message: MessageRef {
+            conversation: record.conversation.clone(),
+            message: format!("m-{event_id}"),
+        },
+        text: text.into(),
+        reply_to: reply.then(|| message(record)),
+    };
+    event(event_id, user, &record.conversation, kind)
+}
+
+fn result(record: &QuestionRecord) -> serde_json::Value {
+    let tool = match record.status {
+        QuestionStatus::Answered => ToolResult::from(record.resolution.as_ref().unwrap().answers.as_ref().unwrap()),
+        QuestionStatus::DeliveryFailed => ToolResult::DeliveryFailed,
+        _ => ToolResult::NoAnswer,
+    };
+    serde_json::to_value(tool).unwrap()
+}
+
+fn notice(reaction: &Reaction) -> &str {
+    match reaction {
+        Reaction::Notice { text, .. } | Reaction::Reply { text } => text,
+        other => panic!("expected a notice, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_tap_answers_and_the_message_becomes_its_summary() {
+    let h = harness().await;
+    let record = h.ask("alice", single()).await;
+    let Presentation::Buttons(buttons) = &h.chat.deliveries()[0].0 else {
+        panic!("one single-select question gets buttons")
+    };
+    assert_eq!(
+        buttons.options[1].token,
+        ButtonToken {
+            question: record.id.clone(),
+            action: ButtonAction::Choose(1)
+        }
+        .encode()
+    );
+    assert_eq!(record.expires_at, START + 60_000);
+
+    let reaction = h
+        .engine
+        .handle("chat", tap(&record, "e1", "u-alice", ButtonAction::Choose(1)))
+        .await;
+    assert_eq!(
+        reaction,
+        Reaction::Notice {
+            text: "Answer submitted".into(),
+            alert: false
+        }
+    );
+    let ended = h.ended(&record.id).await;
+    assert_eq!(ended.status, QuestionStatus::Answered);
+    assert_eq!(
+        result(&ended),
+        json!({"status": "answered", "answers": {"answers": {"deploy": ["Production"]}}})
+    );
+    let resolution = ended.resolution.unwrap();
+    assert_eq!(resolution.by.unwrap().id, "u-alice");
+    assert_eq!(resolution.via.as_deref(), Some("chat"));
+    assert_eq!(h.summary(1).await, ["Answered by Alice: Production"]);
+}
+
+#[tokio::test]
+async fn the_first_answer_wins_and_repeats_change_nothing() {
+    let h = harness().await;
+    let record = h.ask("alice", single()).await;
+    h.engine
+        .handle("chat", tap(&record, "e1", "u-alice", ButtonAction::Choose(0)))
+        .await;
+    let again = h
+        .engine
+        .handle("chat", tap(&record, "e2", "u-alice", ButtonAction::Choose(2)))
+        .await;
+    assert_eq!(notice(&again), "This question was already answered");
+    // The platform redelivers the first event: nothing at all happens.
+    assert_eq!(
+        h.engine
+            .handle("chat", tap(&record, "e1", "u-alice", ButtonAction::Choose(0)))
+            .await,
+        Reaction::Nothing
+    );
+    let ended = h.ended(&record.id).await;
+    assert_eq!(
+        result(&ended),
+        json!({"status": "answered", "answers": {"answers": {"deploy": ["Staging (Recommended)"]}}})
+    );
+    h.summary(1).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(finishes(&h.chat.calls()), 1, "the message is edited once");
+}
+
+#[tokio::test]
+async fn only_the_addressed_person_may_answer_in_a_group() {
+    let h = harness().await;
+    let record = h.ask("team", single()).await;
+    let refused = h
+        .engine
+        .handle("chat", tap(&record, "e1", "u-bob", ButtonAction::Choose(0)))
+        .await;
+    assert_eq!(
+        refused,
+        Reaction::Notice {
+            text: "This question is for Alice".into(),
+            alert: true
+        }
+    );
+    let refused = h.engine.handle("chat", typed(&record, "e2", "u-bob", "2", true)).await;
+    assert_eq!(notice(&refused), "This question is for Alice");
+    let refused = h
+        .engine
+        .handle("chat", tap(&record, "e3", "u-bob", ButtonAction::Skip))
+        .await;
+    assert_eq!(notice(&refused), "This question is for Alice");
+    assert_eq!(h.status(&record.id).await, QuestionStatus::Pending);
+
+    // In a group an unthreaded message is never an answer, even from Alice.
+    assert_eq!(
+        h.engine
+            .handle("chat", typed(&record, "e4", "u-alice", "2", false))
+            .await,
+        Reaction::Nothing
+    );
+    assert_eq!(h.status(&record.id).await, QuestionStatus::Pending);
+    // A reply to the question's message is.
+    assert_eq!(
+        h.engine
+            .handle("chat", typed(&record, "e5", "u-alice", "canary", true))
+            .await,
+        Reaction::Nothing
+    );
+    assert_eq!(
+        result(&h.ended(&record.id).await),
+        json!({"status": "answered", "answers": {"answers": {"deploy": ["Canary"]}}})
+    );
+}
+
+#[tokio::test]
+async fn a_tap_from_another_conversation_changes_nothing() {
+    let h = harness().await;
+    let record = h.ask("alice", single()).await;
+    let mut forged = tap(&record, "e1", "u-alice", ButtonAction::Choose(0));
+    forged.conversation = "dm-mallory".into();
+    assert_eq!(h.engine.handle("chat", forged).await, Reaction::Nothing);
+    assert_eq!(
+        h.engine
+            .handle("other-channel", tap(&record, "e2", "u-alice", ButtonAction::Choose(0)))
+            .await,
+        Reaction::Nothing
+    );
+    let mut garbage = tap(&record, "e3", "u-alice", ButtonAction::Choose(0));
+    garbage.kind = InboundKind::ButtonPressed {
+        token: "Production".into(),
+        message: message(&record),
+    };
+    assert_eq!(h.engine.handle("chat", garbage).await, Reaction::Nothing);
+    assert_eq!(h.status(&record.id).await, QuestionStatus::Pending);
+}
+
+#[tokio::test]
+async fn in_a_direct_conversation_an_unthreaded_reply_answers_the_newest_question() {
+    let h = harness().await;
+    let first = h.ask("alice", single()).await;
+    let mut second_request = single();
+    second_request.questions[0].id = "second".into();
+    let mut ask = question("alice", second_request);
+    ask.session_id = Some("other-session".into());
+    let second = h.engine.ask(ask).await.unwrap();
+    let second = h.delivered(&second.id).await;
+    assert_eq!(
+        h.engine
+            .handle("chat", typed(&second, "e1", "u-alice", "2", false))
+            .await,
+        Reaction::Nothing
+    );
+    assert_eq!(h.ended(&second.id).await.status, QuestionStatus::Answered);
+    assert_eq!(h.status(&first.id).await, QuestionStatus::Pending);
+    // A reply to the older question's message still reaches it.
+    h.engine
+        .handle("chat", typed(&first, "e2", "u-alice", "my own words", true))
+        .await;
+    assert_eq!(
+        result(&h.ended(&first.id).await),
+        json!({"status": "answered", "answers": {"answers": {"deploy": ["my own words"]}}})
+    );
+    // Nothing pending now: the bot says so.
+    let nothing = h
+        .engine
+        .handle("chat", typed(&first, "e3", "u-alice", "hello?", false))
+        .await;
+    assert_eq!(notice(&nothing), "There is no question waiting for you right now.");
+}
+
+#[tokio::test]
+async fn a_multi_question_prompt_is_answered_over_several_replies() {
+    let h = harness().await;
+    let record = h.ask("alice", two()).await;
+    assert!(matches!(h.chat.deliveries()[0].0, Presentation::Text(_)));
+    let partial = h
+        .engine
+        .handle("chat", typed(&record, "e1", "u-alice", "2: 1, 3", false))
+        .await;
+    assert_eq!(
+        partial,
+        Reaction::Reply {
+            text: "Got Notify. Still needed: Deploy".into()
+        }
+    );
+    let stored = h.engine.get(&record.id).await.unwrap().unwrap();
+    assert_eq!(stored.status, QuestionStatus::Pending);
+    assert!(stored.progress.get("notify").is_some());
+
+    h.engine
+        .handle("chat", typed(&record, "e2", "u-alice", "production", false))
+        .await;
+    assert_eq!(
+        result(&h.ended(&record.id).await),
+        json!({"status": "answered", "answers": {"answers": {"deploy": ["Production"], "notify": ["Team", "Nobody"]}}})
+    );
+    assert_eq!(
+        h.summary(1).await,
+        ["Answered by Alice\nDeploy: Production\nNotify: Team, Nobody"]
+    );
+}
+
+#[tokio::test]
+async fn other_opens_a_free_text_input_whose_text_is_the_answer() {
+    let h = harness().await;
+    let record = h.ask("alice", single()).await;
+    let reaction = h
+        .engine
+        .handle("chat", tap(&record, "e1", "u-alice", ButtonAction::Other))
+        .await;
+    let Reaction::AskFreeText { token, title, .. } = reaction else {
+        panic!("expected a free-text input, got {reaction:?}")
+    };
+    assert_eq!(title, "Your answer");
+    assert_eq!(h.status(&record.id).await, QuestionStatus::Pending);
+    let submitted = event(
+        "e2",
+        "u-alice",
+        "dm-alice",
+        InboundKind::FreeTextSubmitted {
+            token,
+            text: "  only on Friday ".into(),
+        },
+    );
+    h.engine.handle("chat", submitted).await;
+    assert_eq!(
+        result(&h.ended(&record.id).await),
+        json!({"status": "answered", "answers": {"answers": {"deploy": ["only on Friday"]}}})
+    );
+}
+
+#[tokio::test]
+async fn a_force_reply_attached_to_a_question_takes_replies() {
+    let h = harness().await;
+    let record = h.ask("team", single()).await;
+    let force_reply = MessageRef {
+        conversation: "group-1".into(),
+        message: "force-1".into(),
+    };
+    h.engine.attach("chat", &record.id, force_reply.clone()).await;
+    let mut reply = typed(&record, "e1", "u-alice", "in two weeks", false);
+    if let InboundKind::TextReply { reply_to, .. } = &mut reply.kind {
+        *reply_to = Some(force_reply);
+    }
+    h.engine.handle("chat", reply).await;
+    assert_eq!(h.ended(&record.id).await.status, QuestionStatus::Answered);
+}
+
+#[tokio::test]
+async fn skip_by_button_or_word_gives_no_answer() {
+    let h = harness().await;
+    let record = h.ask("alice", single()).await;
+    let reaction = h
+        .engine
+        .handle("chat", tap(&record, "e1", "u-alice", ButtonAction::Skip))
+        .await;
+    assert_eq!(notice(&reaction), "Skipped");
+    let ended = h.ended(&record.id).await;
+    assert_eq!(ended.status, QuestionStatus::Skipped);
+    assert_eq!(result(&ended), json!({"status": "no_answer"}));
+    assert_eq!(h.summary(1).await, ["Skipped by Alice"]);
+
+    let record = h.ask("alice", two()).await;
+    h.engine
+        .handle("chat", typed(&record, "e2", "u-alice", "跳过", false))
+        .await;
+    assert_eq!(h.ended(&record.id).await.status, QuestionStatus::Skipped);
+}
+
+#[tokio::test]
+async fn non_text_and_empty_messages_are_not_answers() {
+    let h = harness().await;
+    let record = h.ask("alice", single()).await;
+    let sticker = event(
+        "e1",
+        "u-alice",
+        "dm-alice",
+        InboundKind::NonText {
+            message: MessageRef {
+                conversation: "dm-alice".into(),
+                message: "sticker".into(),
+            },
+            reply_to: None,
+        },
+    );
+    assert!(notice(&h.engine.handle("chat", sticker).await).starts_with("That isn't an answer"));
+    assert!(
+        notice(
+            &h.engine
+                .handle("chat", typed(&record, "e2", "u-alice", "   ", true))
+                .await
+        )
+        .starts_with("That isn't an answer")
+    );
+    assert_eq!(h.status(&record.id).await, QuestionStatus::Pending);
+}
+
+#[tokio::test]
+async fn questions_expire_at_their_deadline() {
+    let h = harness().await;
+    let record = h.ask("alice", single()).await;
+    h.clock.advance(Duration::from_secs(59));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(h.status(&record.id).await, QuestionStatus::Pending);
+    h.clock.advance(Duration::from_secs(1));
+    let ended = h.ended(&record.id).await;
+    assert_eq!(ended.status, QuestionStatus::Expired);
+    assert_eq!(result(&ended), json!({"status": "no_answer"}));
+    assert_eq!(h.summary(1).await, ["Expired — no answer"]);
+    let late = h
+        .engine
+        .handle("chat", tap(&record, "e1", "u-alice", ButtonAction::Choose(0)))
+        .await;
+    assert_eq!(notice(&late), "This question has expired");
+}
+
+#[tokio::test]
+async fn one_pending_question_per_session_and_no_sub_agents() {
+    let h = harness().await;
+    let mut ask = question("alice", single());
+    ask.session_id = Some("s1".into());
+    let first = h.engine.ask(ask.clone()).await.unwrap();
+    match h.engine.ask(ask.clone()).await {
+        Err(EngineError::QuestionPending { pending }) => assert_eq!(pending, first.id),
+        other => panic!("expected question_pending, got {other:?}"),
+    }
+    h.engine.cancel("agent-1", &first.id).await.unwrap();
+    assert!(
+        h.engine.ask(ask.clone()).await.is_ok(),
+        "allowed again once the first ended"
+    );
+
+    ask.session_kind = SessionKind::Subagent;
+    ask.session_id = Some("s2".into());
+    assert!(matches!(
+        h.engine.ask(ask.clone()).await,
+        Err(EngineError::SubagentNotAllowed)
+    ));
+    ask.session_kind = SessionKind::Main;
+    ask.to = "nobody".into();
+    assert!(matches!(h.engine.ask(ask).await, Err(EngineError::UnknownRecipient(name)) if name == "nobody"));
+}
+
+#[tokio::test]
+async fn cancel_is_idempotent_and_only_for_the_asking_agent() {
+    let h = harness().await;
+    let record = h.ask("alice", single()).await;
+    assert!(matches!(
+        h.engine.cancel("agent-2", &record.id).await,
+        Err(EngineError::NotFound)
+    ));
+    let cancelled = h.engine.cancel("agent-1", &record.id).await.unwrap();
+    assert_eq!(cancelled.status, QuestionStatus::Cancelled);
+    assert_eq!(result(&cancelled), json!({"status": "no_answer"}));
+    assert_eq!(
+        h.engine.cancel("agent-1", &record.id).await.unwrap().status,
+        QuestionStatus::Cancelled
+    );
+    assert_eq!(h.summary(1).await, ["Cancelled"]);
+    let late = h
+        .engine
+        .handle("chat", tap(&record, "e1", "u-alice", ButtonAction::Choose(0)))
+        .await;
+    assert_eq!(notice(&late), "This question is closed");
+}
+
+#[tokio::test]
+async fn aborting_a_run_cancels_all_of_its_pending_questions() {
+    let h = harness().await;
+    let mut ids = Vec::new();
+    for (session, run) in [("a", "run-1"), ("b", "run-1"), ("c", "run-2")] {
+        let mut ask = question("alice", single());
+        ask.session_id = Some(session.into());
+        ask.run_id = Some(run.into());
+        ids.push(h.engine.ask(ask).await.unwrap().id);
+    }
+    let mut cancelled = h.engine.abort_run("agent-1", "run-1").await.unwrap();
+    cancelled.sort();
+    let mut expected = vec![ids[0].clone(), ids[1].clone()];
+    expected.sort();
+    assert_eq!(cancelled, expected);
+    assert_eq!(h.status(&ids[0]).await, QuestionStatus::Cancelled);
+    assert_eq!(h.status(&ids[2]).await, QuestionStatus::Pending);
+    assert!(
+        h.engine.abort_run("agent-2", "run-2").await.unwrap().is_empty(),
+        "another agent's run is not touched"
+    );
+    assert_eq!(
+        h.engine
+            .get(&ids[0])
+            .await
+            .unwrap()
+            .unwrap()
+            .resolution
+            .unwrap()
+            .reason
+            .as_deref(),
+        Some("run aborted")
+    );
+}
+
+#[tokio::test]
+async fn a_refused_delivery_fails_at_once() {
+    let h = harness().await;
+    h.chat.fail_next([ChannelError::Rejected {
+        reason: "chat not found".into(),
+    }]);
+    let record = h.engine.ask(question("alice", single())).await.unwrap();
+    let ended = h.ended(&record.id).await;
+    assert_eq!(ended.status, QuestionStatus::DeliveryFailed);
+    assert_eq!(result(&ended), json!({"status": "delivery_failed"}));
+    assert_eq!(
+        ended.resolution.unwrap().reason.as_deref(),
+        Some("the platform refused: chat not found")
+    );
+}
+
+#[tokio::test]
+async fn passing_delivery_failures_are_retried() {
+    let h = harness().await;
+    h.chat.fail_next([
+        ChannelError::RateLimited {
+            retry_after: Duration::from_secs(3),
+        },
+        ChannelError::Unavailable { reason: "502".into() },
+    ]);
+    let record = h.engine.ask(question("alice", single())).await.unwrap();
+    // The retries wait on the engine's clock: move it along until delivered.
+    let delivered = tokio::time::timeout(PATIENCE, async {
+        loop {
+            h.clock.advance(Duration::from_millis(500));
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            if h.engine.get(&record.id).await.unwrap().unwrap().delivery.is_some() {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(delivered.is_ok(), "delivered after the retries");
+    assert_eq!(h.status(&record.id).await, QuestionStatus::Pending);
+    assert_eq!(h.chat.deliveries().len(), 1);
+}
+
+#[tokio::test]
+async fn pending_questions_survive_a_restart() {
+    let h = harness().await;
+    let long = {
+        let mut request = single();
+        request.timeout_seconds = 600;
+        h.ask("alice", request).await
+    };
+    let short = {
+        let mut ask = question("alice", single());
+        ask.session_id = Some("s2".into());
+        h.engine.ask(ask).await.unwrap()
+    };
+    let Harness {
+        dir,
+        clock,
+        chat,
+        engine,
+        stop_timers,
+    } = h;
+    drop((engine, stop_timers));
+
+    // Down for two minutes: the 60 s question expired meanwhile, the 600 s one did not.
+    clock.advance(Duration::from_secs(120));
+    let h = start(dir, clock, chat).await;
+    assert_eq!(h.status(&short.id).await, QuestionStatus::Expired);
+    let pending = h.engine.get(&long.id).await.unwrap().unwrap();
+    assert_eq!(
+        (pending.status, pending.expires_at),
+        (QuestionStatus::Pending, START + 600_000)
+    );
+    // It can still be answered through the new engine, and its timer still runs.
+    h.engine
+        .handle("chat", tap(&pending, "e1", "u-alice", ButtonAction::Choose(2)))
+        .await;
+    assert_eq!(
+        result(&h.ended(&long.id).await),
+        json!({"status": "answered", "answers": {"answers": {"deploy": ["Canary"]}}})
+    );
+}
+
+#[tokio::test]
+async fn timers_resume_after_a_restart() {
+    let h = harness().await;
+    let record = h.ask("alice", single()).await;
+    let Harness {
+        dir,
+        clock,
+        chat,
+        engine,
+        stop_timers,
+    } = h;
+    drop((engine, stop_timers));
+    let h = start(dir, clock, chat).await;
+    h.clock.advance(Duration::from_secs(61));
+    assert_eq!(h.ended(&record.id).await.status, QuestionStatus::Expired);
+}
+
+#[tokio::test]
+async fn wait_returns_the_question_as_it_is_when_time_is_up() {
+    let h = harness().await;
+    let record = h.ask("alice", single()).await;
+    let waiting = {
+        let engine = h.engine.clone();
+        let id = record.id.clone();
+        tokio::spawn(async move { engine.wait(&id, Duration::from_secs(5)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    h.clock.advance(Duration::from_secs(5));
+    let waited = tokio::time::timeout(PATIENCE, waiting).await.unwrap().unwrap().unwrap();
+    assert_eq!(waited.status, QuestionStatus::Pending);
+    assert!(matches!(
+        h.engine.wait(&QuestionId::parse("nope").unwrap(), Duration::ZERO).await,
+        Err(EngineError::NotFound)
+    ));
+}
+
+#[tokio::test]
+async fn direct_answers_are_checked_against_the_question() {
+    let h = harness().await;
+    let record = h.ask("alice", two()).await;
+    let web_user = UserRef {
+        id: "web:alice".into(),
+        display_name: "Alice".into(),
+    };
+    let item = |id: &str, options: Vec<usize>, text: Option<&str>| DirectItem {
+        id: id.into(),
+        options,
+        text: text.map(str::to_owned),
+    };
+    let bad = [
+        (
+            vec![item("deploy", vec![5], None), item("notify", vec![0], None)],
+            "answers.deploy.options",
+        ),
+        (
+            vec![item("deploy", vec![0, 1], None), item("notify", vec![0], None)],
+            "answers.deploy",
+        ),
+        (
+            vec![item("deploy", vec![], Some("  ")), item("notify", vec![0], None)],
+            "answers.deploy",
+        ),
+        (vec![item("deploy", vec![0], None)], "answers.notify"),
+        (
+            vec![
+                item("deploy", vec![0], None),
+                item("notify", vec![0], None),
+                item("when", vec![0], None),
+            ],
+            "answers.when",
+        ),
+    ];
+    for (items, expected) in bad {
+        match h
+            .engine
+            .submit("alice", &record.id, web_user.clone(), DirectAnswer::Answers(items))
+            .await
+        {
+            Err(EngineError::InvalidAnswer { path, .. }) => assert_eq!(path, expected),
+            other => panic!("expected invalid_answer at {expected}, got {other:?}"),
+        }
+    }
+    assert!(matches!(
+        h.engine
+            .submit("team", &record.id, web_user.clone(), DirectAnswer::Skip)
+            .await,
+        Err(EngineError::NotFound)
+    ));
+    let good = vec![
+        item("deploy", vec![], Some("next week")),
+        item("notify", vec![2, 0, 0], Some("legal")),
+    ];
+    let Submitted::Resolved(resolved) = h
+        .engine
+        .submit("alice", &record.id, web_user.clone(), DirectAnswer::Answers(good))
+        .await
+        .unwrap()
+    else {
+        panic!("resolved expected");
+    };
+    assert_eq!(
+        result(&resolved),
+        json!({"status": "answered", "answers": {"answers": {"deploy": ["next week"], "notify": ["Team", "Nobody", "legal"]}}})
+    );
+    assert!(matches!(
+        h.engine
+            .submit("alice", &record.id, web_user, DirectAnswer::Skip)
+            .await
+            .unwrap(),
+        Submitted::AlreadyEnded(_)
+    ));
+}

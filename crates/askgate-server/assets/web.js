@@ -1,0 +1,779 @@
+// askgate's web page: the recipient's pending questions and their answers.
+//
+// Plain JavaScript, no framework and no build step: the server ships this file
+// as it is. Everything the agent wrote (headers, questions, labels,
+// descriptions) and every summary goes into the page with textContent, never
+// as markup. The page talks to the API under its own path, /web/{key}.
+'use strict';
+
+(function () {
+  // Everything askgate itself writes here, in the recipient's locale.
+  // Wording follows the chat channels (askgate-core's chrome.rs).
+  const DICT = {
+    en: {
+      pendingTitle: 'Waiting for you',
+      recentTitle: 'Recent',
+      empty: 'There is no question waiting for you right now.',
+      forWho: 'For {name}',
+      kickerOne: 'Question for you',
+      kickerMany: 'Questions for you',
+      within: 'Reply within {d}',
+      until: 'until {time}',
+      timeUp: 'Time is up',
+      hours: '{n} h',
+      minutes: '{n} min',
+      seconds: '{n} s',
+      chooseOne: 'Choose one',
+      chooseAny: 'Choose any',
+      tapOne: 'Tap an answer',
+      otherLabel: 'Other — your own answer',
+      otherPlaceholder: 'Type your answer',
+      back: 'Back',
+      next: 'Next',
+      submit: 'Submit',
+      send: 'Send',
+      skip: 'Skip',
+      stepOf: 'Question {i} of {n}',
+      sending: 'Sending…',
+      submitted: 'Answer submitted',
+      skippedNotice: 'Skipped',
+      ended: 'This question has already ended.',
+      invalid: 'That answer was not accepted.',
+      network: 'Could not reach askgate. Check your connection and try again.',
+      failed: 'Something went wrong ({status}). Please try again.',
+      badLink: 'This link does not work. Ask for a new one.',
+      live: 'Live',
+      connecting: 'Connecting…',
+      reconnecting: 'Reconnecting…',
+      status_pending: 'Waiting',
+      status_answered: 'Answered',
+      status_skipped: 'Skipped',
+      status_expired: 'Expired — no answer',
+      status_cancelled: 'Cancelled',
+      status_delivery_failed: 'Could not be delivered',
+      listSep: ', ',
+      headerSep: ' · ',
+    },
+    'zh-CN': {
+      pendingTitle: '等待你回答',
+      recentTitle: '最近',
+      empty: '目前没有等待你回答的问题。',
+      forWho: '{name} 的问题',
+      kickerOne: '有问题需要你回答',
+      kickerMany: '有问题需要你回答',
+      within: '请在 {d}内回复',
+      until: '截止 {time}',
+      timeUp: '已到时间',
+      hours: '{n} 小时',
+      minutes: '{n} 分钟',
+      seconds: '{n} 秒',
+      chooseOne: '单选',
+      chooseAny: '可多选',
+      tapOne: '点选一个回答',
+      otherLabel: '其他 — 用你自己的话回答',
+      otherPlaceholder: '输入你的回答',
+      back: '上一步',
+      next: '下一步',
+      submit: '提交',
+      send: '发送',
+      skip: '跳过',
+      stepOf: '第 {i} 题，共 {n} 题',
+      sending: '正在提交…',
+      submitted: '回答已提交',
+      skippedNotice: '已跳过',
+      ended: '这个问题已经结束。',
+      invalid: '这个回答未被接受。',
+      network: '无法连接 askgate，请检查网络后重试。',
+      failed: '出错了（{status}），请重试。',
+      badLink: '此链接无效，请索取新的链接。',
+      live: '实时',
+      connecting: '正在连接…',
+      reconnecting: '正在重新连接…',
+      status_pending: '等待回答',
+      status_answered: '已回答',
+      status_skipped: '已跳过',
+      status_expired: '已过期 — 未回答',
+      status_cancelled: '已取消',
+      status_delivery_failed: '无法送达',
+      listSep: '、',
+      headerSep: ' · ',
+    },
+  };
+
+  let locale = 'en';
+
+  function t(key, vars) {
+    const table = DICT[locale] || DICT.en;
+    let text = key in table ? table[key] : DICT.en[key];
+    if (text === undefined) return key;
+    if (vars) {
+      for (const name of Object.keys(vars)) text = text.split('{' + name + '}').join(String(vars[name]));
+    }
+    return text;
+  }
+
+  // The page lives at /web/{key}; the API is under the same prefix.
+  const base = (function () {
+    const match = /^\/web\/[^/]+/.exec(window.location.pathname);
+    return match ? match[0] : window.location.pathname.replace(/\/+$/, '');
+  })();
+
+  // --- small DOM helpers (text only: no markup is ever parsed) ---
+
+  function el(tag, attrs, children) {
+    const node = document.createElement(tag);
+    if (attrs) {
+      for (const name of Object.keys(attrs)) {
+        const value = attrs[name];
+        if (value === null || value === undefined || value === false) continue;
+        if (name === 'class') node.className = value;
+        else if (name === 'text') node.textContent = value;
+        else if (name === 'dataset') Object.assign(node.dataset, value);
+        else if (name.startsWith('on')) node.addEventListener(name.slice(2), value);
+        else node.setAttribute(name, value === true ? '' : String(value));
+      }
+    }
+    for (const child of children || []) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(typeof child === 'string' ? document.createTextNode(child) : child);
+    }
+    return node;
+  }
+
+  const $ = (selector) => document.querySelector(selector);
+
+  // --- page state ---
+
+  const view = {
+    recipient: null,
+    // Milliseconds to add to the local clock to get the server's.
+    clockOffset: 0,
+    // Pending questions by id: { q, draft, el, parts, busy }.
+    cards: new Map(),
+    recent: [],
+    broken: false,
+  };
+
+  // --- time ---
+
+  function serverNow() {
+    return Date.now() + view.clockOffset;
+  }
+
+  function duration(ms) {
+    const seconds = Math.max(0, Math.floor(ms / 1000));
+    if (seconds >= 3600) return t('hours', { n: Math.floor(seconds / 3600) });
+    if (seconds >= 120) return t('minutes', { n: Math.floor(seconds / 60) });
+    return t('seconds', { n: seconds });
+  }
+
+  function clockTime(iso) {
+    const date = new Date(iso);
+    if (Number.isNaN(date.getTime())) return '';
+    const sameDay = new Date().toDateString() === date.toDateString();
+    const options = sameDay
+      ? { hour: '2-digit', minute: '2-digit' }
+      : { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' };
+    try {
+      return new Intl.DateTimeFormat(locale, options).format(date);
+    } catch (_) {
+      return date.toLocaleString();
+    }
+  }
+
+  function updateTimeLeft(card) {
+    const node = card.parts.timeLeft;
+    const deadline = Date.parse(card.q.expiresAt);
+    if (Number.isNaN(deadline)) {
+      node.textContent = '';
+      return;
+    }
+    const left = deadline - serverNow();
+    if (left <= 0) {
+      node.textContent = t('timeUp');
+      node.classList.add('urgent');
+      // The server expires it; ask once in case no event arrives.
+      if (!card.expiryChecked && left < -2000) {
+        card.expiryChecked = true;
+        refresh();
+      }
+      return;
+    }
+    node.textContent = t('within', { d: duration(left) }) + ' · ' + t('until', { time: clockTime(card.q.expiresAt) });
+    node.classList.toggle('urgent', left < 60000);
+  }
+
+  setInterval(function () {
+    for (const card of view.cards.values()) updateTimeLeft(card);
+  }, 1000);
+
+  // --- notices ---
+
+  let noticeTimer = null;
+
+  function notice(text, kind) {
+    const node = $('[data-testid="notice"]');
+    node.textContent = text;
+    node.dataset.kind = kind || 'info';
+    node.hidden = false;
+    clearTimeout(noticeTimer);
+    noticeTimer = setTimeout(function () {
+      node.hidden = true;
+    }, 6000);
+  }
+
+  function setConnection(state) {
+    const node = $('[data-testid="connection"]');
+    node.dataset.state = state;
+    node.textContent = t(state);
+  }
+
+  // --- answers being composed ---
+
+  function newDraft(q) {
+    return {
+      step: 0,
+      answers: q.request.questions.map(function () {
+        return { options: new Set(), text: '' };
+      }),
+    };
+  }
+
+  function isAnswered(answer) {
+    return answer.options.size > 0 || answer.text.trim() !== '';
+  }
+
+  function payload(q, draft) {
+    const answers = {};
+    q.request.questions.forEach(function (question, index) {
+      const answer = draft.answers[index];
+      const text = answer.text.trim();
+      answers[question.id] = {
+        options: Array.from(answer.options).sort(function (a, b) {
+          return a - b;
+        }),
+        text: text === '' ? null : text,
+      };
+    });
+    return { answers: answers };
+  }
+
+  // One question, one single-select: a tap is the answer (as a chat button is).
+  function isSingleChoice(q) {
+    const questions = q.request.questions;
+    return questions.length === 1 && !questions[0].multiSelect;
+  }
+
+  // --- a pending question's card ---
+
+  function buildCard(q, draft) {
+    const card = { q: q, draft: draft, busy: false, parts: {} };
+    const questions = q.request.questions;
+    const parts = card.parts;
+
+    parts.timeLeft = el('span', { class: 'time-left', 'data-testid': 'time-left' });
+    parts.stepBar = null;
+    if (questions.length > 1) {
+      parts.stepCount = el('span', { class: 'step-count', 'data-testid': 'step-count' });
+      parts.segments = questions.map(function () {
+        return el('span', { class: 'segment' });
+      });
+      parts.stepBar = el('div', { class: 'step-bar', 'data-testid': 'step-bar', role: 'group' }, [
+        parts.stepCount,
+        el('span', { class: 'segments', 'aria-hidden': 'true' }, parts.segments),
+      ]);
+    }
+    parts.step = el('div', { class: 'step' });
+    parts.error = el('p', { class: 'card-error', 'data-testid': 'card-error', role: 'alert', hidden: true });
+
+    parts.back = el('button', {
+      type: 'button',
+      class: 'btn secondary',
+      'data-testid': 'back',
+      text: t('back'),
+      onclick: function () {
+        go(card, -1);
+      },
+    });
+    parts.next = el('button', {
+      type: 'button',
+      class: 'btn primary',
+      'data-testid': 'next',
+      text: t('next'),
+      onclick: function () {
+        go(card, 1);
+      },
+    });
+    parts.submit = el('button', {
+      type: 'button',
+      class: 'btn primary',
+      'data-testid': 'submit',
+      text: isSingleChoice(q) ? t('send') : t('submit'),
+      onclick: function () {
+        submit(card);
+      },
+    });
+    parts.skip = el('button', {
+      type: 'button',
+      class: 'btn quiet',
+      'data-testid': 'skip',
+      text: t('skip'),
+      onclick: function () {
+        skip(card);
+      },
+    });
+
+    const nav = el('div', { class: 'nav' }, [parts.back, parts.next, parts.submit]);
+    card.el = el(
+      'article',
+      {
+        class: 'card',
+        'data-testid': 'question-card',
+        'data-question-id': q.id,
+        'data-status': 'pending',
+        'data-single-choice': isSingleChoice(q) ? 'true' : 'false',
+      },
+      [
+        el('div', { class: 'card-top' }, [
+          el('span', { class: 'kicker', text: questions.length > 1 ? t('kickerMany') : t('kickerOne') }),
+          parts.timeLeft,
+        ]),
+        parts.stepBar,
+        parts.step,
+        parts.error,
+        el('div', { class: 'actions' }, [isSingleChoice(q) ? null : nav, parts.skip]),
+      ],
+    );
+    renderStep(card);
+    updateTimeLeft(card);
+    return card;
+  }
+
+  function go(card, delta) {
+    const draft = card.draft;
+    const last = card.q.request.questions.length - 1;
+    if (delta > 0 && !isAnswered(draft.answers[draft.step])) return;
+    draft.step = Math.min(last, Math.max(0, draft.step + delta));
+    renderStep(card);
+    const first = card.parts.step.querySelector('button, input');
+    if (first) first.focus({ preventScroll: true });
+  }
+
+  // Builds the current question of a card.
+  function renderStep(card) {
+    const q = card.q;
+    const draft = card.draft;
+    const questions = q.request.questions;
+    const index = draft.step;
+    const question = questions[index];
+    const answer = draft.answers[index];
+    const single = isSingleChoice(q);
+    const inputId = 'other-' + q.id + '-' + index;
+
+    const optionNodes = question.options.map(function (option, optionIndex) {
+      const body = el('span', { class: 'option-body' }, [
+        el('span', { class: 'option-label', 'data-testid': 'option-label', text: option.label }),
+        option.description
+          ? el('span', { class: 'option-description', 'data-testid': 'option-description', text: option.description })
+          : null,
+      ]);
+      if (question.multiSelect) {
+        const box = el('input', {
+          type: 'checkbox',
+          class: 'check',
+          'data-testid': 'option-checkbox',
+          onchange: function () {
+            if (box.checked) answer.options.add(optionIndex);
+            else answer.options.delete(optionIndex);
+            updateControls(card);
+          },
+        });
+        box.checked = answer.options.has(optionIndex);
+        return el('label', { class: 'option multi', 'data-testid': 'option', 'data-index': optionIndex }, [box, body]);
+      }
+      return el(
+        'button',
+        {
+          type: 'button',
+          class: 'option single' + (optionIndex === 0 ? ' first' : ''),
+          'data-testid': 'option',
+          'data-index': optionIndex,
+          'aria-pressed': answer.options.has(optionIndex) ? 'true' : 'false',
+          onclick: function () {
+            if (card.busy) return;
+            answer.options = new Set([optionIndex]);
+            // A chosen option replaces the person's own words.
+            answer.text = '';
+            card.parts.other.value = '';
+            if (single) submit(card);
+            else updateControls(card);
+          },
+        },
+        [question.multiSelect ? null : el('span', { class: 'radio', 'aria-hidden': 'true' }), body],
+      );
+    });
+
+    const other = el('input', {
+      id: inputId,
+      type: 'text',
+      class: 'other-input',
+      'data-testid': 'other-input',
+      placeholder: t('otherPlaceholder'),
+      autocomplete: 'off',
+      enterkeyhint: single || index === questions.length - 1 ? 'send' : 'next',
+      maxlength: '1000',
+      oninput: function () {
+        answer.text = other.value;
+        // For a single-select question the person's own words replace the option.
+        if (!question.multiSelect && other.value.trim() !== '') answer.options.clear();
+        updateControls(card);
+      },
+      onkeydown: function (event) {
+        if (event.key !== 'Enter' || event.isComposing) return;
+        event.preventDefault();
+        if (!card.parts.next.hidden && !card.parts.next.disabled) go(card, 1);
+        else if (!card.parts.submit.disabled) submit(card);
+      },
+    });
+    other.value = answer.text;
+    card.parts.other = other;
+    card.parts.options = optionNodes;
+
+    const hint = single ? t('tapOne') : question.multiSelect ? t('chooseAny') : t('chooseOne');
+    const stepNode = el('div', { class: 'step', 'data-testid': 'step', 'data-step': index }, [
+      el('p', { class: 'question-header' }, [
+        el('span', { class: 'header-chip', 'data-testid': 'question-header', text: question.header }),
+        el('span', { class: 'hint', text: hint }),
+      ]),
+      el('h3', { class: 'question-text', 'data-testid': 'question-text', text: question.question }),
+      el('div', { class: 'options', role: 'group', 'aria-label': question.header }, optionNodes),
+      el('div', { class: 'other' }, [
+        el('label', { class: 'other-label', for: inputId, text: t('otherLabel') }),
+        single ? el('div', { class: 'other-row' }, [other, card.parts.submit]) : other,
+      ]),
+    ]);
+    card.parts.step.replaceWith(stepNode);
+    card.parts.step = stepNode;
+
+    if (card.parts.stepBar) {
+      card.parts.stepCount.textContent = index + 1 + ' / ' + questions.length;
+      card.parts.stepBar.setAttribute('aria-label', t('stepOf', { i: index + 1, n: questions.length }));
+    }
+    updateControls(card);
+  }
+
+  // Reflects the draft and busy state in the buttons, without rebuilding.
+  function updateControls(card) {
+    const q = card.q;
+    const draft = card.draft;
+    const questions = q.request.questions;
+    const index = draft.step;
+    const answer = draft.answers[index];
+    const last = index === questions.length - 1;
+    const all = draft.answers.every(isAnswered);
+    const parts = card.parts;
+    const single = isSingleChoice(q);
+
+    parts.options.forEach(function (node, optionIndex) {
+      const chosen = answer.options.has(optionIndex);
+      node.classList.toggle('chosen', chosen);
+      if (node.tagName === 'BUTTON') {
+        node.setAttribute('aria-pressed', chosen ? 'true' : 'false');
+        node.disabled = card.busy;
+      } else {
+        const box = node.querySelector('input');
+        box.checked = chosen;
+        box.disabled = card.busy;
+      }
+    });
+    parts.other.disabled = card.busy;
+    parts.skip.disabled = card.busy;
+
+    if (single) {
+      parts.submit.disabled = card.busy || answer.text.trim() === '';
+    } else {
+      parts.back.hidden = index === 0;
+      parts.back.disabled = card.busy;
+      parts.next.hidden = last;
+      parts.next.disabled = card.busy || !isAnswered(answer);
+      parts.submit.hidden = !last;
+      parts.submit.disabled = card.busy || !all;
+    }
+    parts.submit.textContent = card.busy && card.action === 'answer' ? t('sending') : single ? t('send') : t('submit');
+
+    if (parts.segments) {
+      parts.segments.forEach(function (node, segmentIndex) {
+        node.classList.toggle('current', segmentIndex === index);
+        node.classList.toggle('done', isAnswered(draft.answers[segmentIndex]));
+      });
+    }
+    card.el.classList.toggle('busy', card.busy);
+    card.el.setAttribute('aria-busy', card.busy ? 'true' : 'false');
+  }
+
+  function showError(card, text) {
+    card.parts.error.textContent = text;
+    card.parts.error.hidden = !text;
+  }
+
+  // --- talking to askgate ---
+
+  async function post(card, action, body) {
+    if (card.busy) return;
+    card.busy = true;
+    card.action = action;
+    showError(card, '');
+    updateControls(card);
+    let response;
+    try {
+      response = await fetch(base + '/api/questions/' + encodeURIComponent(card.q.id) + '/' + action, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify(body),
+        cache: 'no-store',
+      });
+    } catch (_) {
+      card.busy = false;
+      updateControls(card);
+      showError(card, t('network'));
+      return;
+    }
+    let data = null;
+    try {
+      data = await response.json();
+    } catch (_) {
+      data = null;
+    }
+    if (response.ok) {
+      // Stays disabled until the refreshed state moves it to Recent.
+      notice(action === 'skip' ? t('skippedNotice') : t('submitted'), 'ok');
+      refresh();
+      return;
+    }
+    const error = (data && data.error) || {};
+    if (response.status === 409) {
+      notice(t('ended'), 'warn');
+      refresh();
+      return;
+    }
+    card.busy = false;
+    if (action === 'answer' && isSingleChoice(card.q)) {
+      // A tap that was refused leaves nothing chosen.
+      card.draft.answers[0].options.clear();
+    }
+    updateControls(card);
+    if (response.status === 422) {
+      showError(card, error.message ? t('invalid') + ' ' + error.message : t('invalid'));
+    } else if (response.status === 404) {
+      showBroken();
+    } else {
+      showError(card, t('failed', { status: response.status }));
+    }
+  }
+
+  function submit(card) {
+    if (!card.draft.answers.every(isAnswered)) return;
+    post(card, 'answer', payload(card.q, card.draft));
+  }
+
+  function skip(card) {
+    post(card, 'skip', {});
+  }
+
+  // --- state from the server ---
+
+  let fetching = false;
+  let fetchAgain = false;
+
+  async function refresh() {
+    if (view.broken) return;
+    if (fetching) {
+      fetchAgain = true;
+      return;
+    }
+    fetching = true;
+    try {
+      do {
+        fetchAgain = false;
+        const started = Date.now();
+        let response;
+        try {
+          response = await fetch(base + '/api/state', { headers: { accept: 'application/json' }, cache: 'no-store' });
+        } catch (_) {
+          break;
+        }
+        if (response.status === 404) {
+          showBroken();
+          break;
+        }
+        if (!response.ok) break;
+        const date = Date.parse(response.headers.get('date') || '');
+        if (!Number.isNaN(date)) {
+          const offset = date - (started + Date.now()) / 2;
+          // The Date header counts whole seconds; smaller differences are noise.
+          view.clockOffset = Math.abs(offset) > 1500 ? offset : 0;
+        }
+        apply(await response.json());
+      } while (fetchAgain);
+    } catch (error) {
+      console.error('askgate: could not read the state', error);
+    } finally {
+      fetching = false;
+    }
+  }
+
+  function showBroken() {
+    view.broken = true;
+    if (events) events.close();
+    $('[data-testid="connection"]').hidden = true;
+    $('.pending').hidden = true;
+    $('.recent').hidden = true;
+    notice(t('badLink'), 'warn');
+    clearTimeout(noticeTimer);
+  }
+
+  function applyLocale(next) {
+    const wanted = next === 'zh-CN' ? 'zh-CN' : 'en';
+    const changed = wanted !== locale;
+    locale = wanted;
+    document.documentElement.lang = locale;
+    for (const node of document.querySelectorAll('[data-i18n]')) node.textContent = t(node.dataset.i18n);
+    return changed;
+  }
+
+  function apply(state) {
+    view.recipient = state.recipient || null;
+    const relabel = applyLocale(view.recipient && view.recipient.locale);
+    const name = view.recipient ? view.recipient.displayName || view.recipient.name || '' : '';
+    $('[data-testid="recipient"]').textContent = name ? t('forWho', { name: name }) : '';
+    setConnection($('[data-testid="connection"]').dataset.state || 'connecting');
+
+    const pending = (state.pending || []).filter(function (q) {
+      return q && q.status === 'pending' && q.request && Array.isArray(q.request.questions);
+    });
+    const list = $('[data-testid="pending-list"]');
+    const seen = new Set();
+    let previous = null;
+    for (const q of pending) {
+      seen.add(q.id);
+      let card = view.cards.get(q.id);
+      if (card && relabel) {
+        // New wording everywhere: rebuild from the draft, which is kept.
+        const rebuilt = buildCard(q, card.draft);
+        card.el.replaceWith(rebuilt.el);
+        card = rebuilt;
+        view.cards.set(q.id, card);
+      } else if (card) {
+        card.q.expiresAt = q.expiresAt;
+        updateTimeLeft(card);
+      } else {
+        card = buildCard(q, newDraft(q));
+        view.cards.set(q.id, card);
+      }
+      // Move a card only when it is out of place, so that focus stays put.
+      const wantedBefore = previous ? previous.nextSibling : list.firstChild;
+      if (wantedBefore !== card.el) list.insertBefore(card.el, wantedBefore);
+      previous = card.el;
+    }
+    for (const [id, card] of view.cards) {
+      if (!seen.has(id)) {
+        card.el.remove();
+        view.cards.delete(id);
+      }
+    }
+    $('[data-testid="empty"]').hidden = pending.length > 0;
+
+    renderRecent(state.recent || []);
+    document.title = (pending.length ? '(' + pending.length + ') ' : '') + 'askgate';
+  }
+
+  function renderRecent(recent) {
+    const list = $('[data-testid="recent-list"]');
+    const nodes = recent
+      .filter(function (q) {
+        return q && q.request && Array.isArray(q.request.questions);
+      })
+      .map(function (q) {
+        const questions = q.request.questions;
+        const headers = questions
+          .map(function (question) {
+            return question.header;
+          })
+          .join(t('headerSep'));
+        const when = q.resolvedAt ? clockTime(q.resolvedAt) : '';
+        const label = t('status_' + q.status);
+        const summary = q.summary || label;
+        return el(
+          'article',
+          { class: 'card ended', 'data-testid': 'recent-card', 'data-question-id': q.id, 'data-status': q.status },
+          [
+            el('div', { class: 'card-top' }, [
+              // "Expired — no answer" is the whole summary already: say it once.
+              summary === label ? null : el('span', { class: 'status-badge', 'data-testid': 'status', text: label }),
+              when ? el('time', { class: 'when', datetime: q.resolvedAt, text: when }) : null,
+            ]),
+            el('p', { class: 'ended-headers', text: headers }),
+            el(
+              'ul',
+              { class: 'ended-questions' },
+              questions.map(function (question) {
+                return el('li', { text: question.question });
+              }),
+            ),
+            el('p', { class: 'summary', 'data-testid': 'summary', text: summary }),
+          ],
+        );
+      });
+    list.replaceChildren.apply(list, nodes);
+    $('.recent').hidden = nodes.length === 0;
+  }
+
+  // --- live updates ---
+
+  let events = null;
+  let retryDelay = 1000;
+
+  function connect() {
+    if (view.broken || typeof EventSource === 'undefined') return;
+    const source = new EventSource(base + '/api/events');
+    events = source;
+    source.addEventListener('open', function () {
+      retryDelay = 1000;
+      setConnection('live');
+      // Catch up on anything that happened while the stream was down.
+      refresh();
+    });
+    source.addEventListener('changed', function () {
+      refresh();
+    });
+    source.addEventListener('error', function () {
+      if (view.broken || source !== events) return;
+      setConnection('reconnecting');
+      if (source.readyState === EventSource.CLOSED) {
+        // The browser gave up (an error status): try again ourselves, slower each time.
+        setTimeout(connect, retryDelay);
+        retryDelay = Math.min(retryDelay * 2, 30000);
+        refresh();
+      }
+    });
+  }
+
+  // While the stream is down, read the state now and then instead.
+  setInterval(function () {
+    if ($('[data-testid="connection"]').dataset.state !== 'live') refresh();
+  }, 15000);
+
+  document.addEventListener('visibilitychange', function () {
+    if (document.visibilityState === 'visible') refresh();
+  });
+
+  function start() {
+    applyLocale((navigator.language || '').toLowerCase().startsWith('zh') ? 'zh-CN' : 'en');
+    setConnection('connecting');
+    refresh();
+    connect();
+  }
+
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+  else start();
+})();

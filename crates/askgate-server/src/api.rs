@@ -1,0 +1,356 @@
+//! The agent API under `/v1`.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use askgate_core::validate::{ErrorCode, ValidationError, ValidationErrors};
+use askgate_core::{QuestionId, validate};
+use askgate_engine::{Engine, NewQuestion, SessionKind};
+use axum::Json;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::Stream;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::AppState;
+use crate::auth::Agent;
+use crate::body::ApiJson;
+use crate::error::ApiError;
+use crate::resource;
+
+/// The longest `?wait=` a request may hold: the longest timeout a question can have.
+const MAX_WAIT_SECONDS: u64 = 3600;
+
+/// The fields of a question request that are askgate's, not `ask_user`'s.
+const ENVELOPE_FIELDS: [&str; 4] = ["to", "sessionId", "runId", "sessionKind"];
+
+/// The query of the routes that can wait: `?wait=N` seconds. Read as plain
+/// pairs, so that no query makes axum answer with a plain-text rejection;
+/// parameters other than `wait` are ignored.
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct WaitQuery(Vec<(String, String)>);
+
+impl WaitQuery {
+    fn duration(&self) -> Result<Duration, ApiError> {
+        let invalid = || {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_query",
+                "wait is one whole number of seconds.",
+            )
+            .at("wait")
+        };
+        let mut waits = self.0.iter().filter(|(name, _)| name == "wait");
+        let (Some((_, wait)), None) = (waits.next(), waits.next()) else {
+            return if self.0.iter().any(|(name, _)| name == "wait") {
+                Err(invalid())
+            } else {
+                Ok(Duration::ZERO)
+            };
+        };
+        let seconds: u64 = wait.parse().map_err(|_| invalid())?;
+        Ok(Duration::from_secs(seconds.min(MAX_WAIT_SECONDS)))
+    }
+}
+
+fn question_id(id: &str) -> Result<QuestionId, ApiError> {
+    QuestionId::parse(id).map_err(|_| ApiError::not_found("question"))
+}
+
+/// Reads the request body of `POST /v1/questions` and `POST /v1/ask`: the
+/// `ask_user` arguments at the top level plus askgate's envelope. Every
+/// problem of both is reported together.
+fn new_question(agent: &Agent, body: Value) -> Result<NewQuestion, ApiError> {
+    let Value::Object(mut fields) = body else {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_type",
+            "The body must be a JSON object.",
+        ));
+    };
+    let mut errors = Vec::new();
+    let mut envelope = Map::new();
+    for name in ENVELOPE_FIELDS {
+        if let Some(value) = fields.remove(name) {
+            envelope.insert(name.to_owned(), value);
+        }
+    }
+    let mut text = |name: &str, required: bool| -> Option<String> {
+        match envelope.get(name) {
+            Some(Value::String(text)) if !text.trim().is_empty() => Some(text.trim().to_owned()),
+            None | Some(Value::Null) if !required => None,
+            None | Some(Value::Null) => {
+                errors.push(error(
+                    ErrorCode::MissingField,
+                    name,
+                    format!("\"{name}\" is required: the recipient's name."),
+                ));
+                None
+            }
+            Some(_) => {
+                errors.push(error(
+                    ErrorCode::InvalidType,
+                    name,
+                    format!("\"{name}\" must be a non-empty string."),
+                ));
+                None
+            }
+        }
+    };
+    let to = text("to", true);
+    let session_id = text("sessionId", false);
+    let run_id = text("runId", false);
+    let session_kind = match envelope.get("sessionKind") {
+        None | Some(Value::Null) => SessionKind::Main,
+        Some(Value::String(kind)) if kind == "main" => SessionKind::Main,
+        Some(Value::String(kind)) if kind == "subagent" => SessionKind::Subagent,
+        Some(_) => {
+            errors.push(error(
+                ErrorCode::InvalidType,
+                "sessionKind",
+                "\"sessionKind\" is \"main\" or \"subagent\".".into(),
+            ));
+            SessionKind::Main
+        }
+    };
+    let request = match validate(&Value::Object(fields)) {
+        Ok(request) => Some(request),
+        Err(problems) => {
+            errors.extend(problems.errors);
+            None
+        }
+    };
+    if !errors.is_empty() {
+        return Err(ValidationErrors { errors }.into());
+    }
+    let (Some(to), Some(request)) = (to, request) else {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+            "The request is not valid.",
+        ));
+    };
+    agent.check_recipient(&to)?;
+    Ok(NewQuestion {
+        agent: agent.name.clone(),
+        to,
+        session_id,
+        run_id,
+        session_kind,
+        request,
+    })
+}
+
+fn error(code: ErrorCode, path: &str, message: String) -> ValidationError {
+    ValidationError {
+        code,
+        path: path.to_owned(),
+        message,
+    }
+}
+
+/// `POST /v1/questions`: accept a question; `?wait=N` holds the answer up to N s.
+pub(crate) async fn create_question(
+    State(state): State<AppState>,
+    agent: Agent,
+    Query(query): Query<WaitQuery>,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Response, ApiError> {
+    let wait = query.duration()?;
+    let question = new_question(&agent, body)?;
+    let engine = &state.0.engine;
+    let record = engine.ask(question).await?;
+    let record = if wait.is_zero() {
+        record
+    } else {
+        state.wait(&record.id, wait).await?
+    };
+    Ok((StatusCode::CREATED, Json(resource::question(&record))).into_response())
+}
+
+/// `GET /v1/questions/{id}`; `?wait=N` holds until it ends or N s pass.
+pub(crate) async fn get_question(
+    State(state): State<AppState>,
+    agent: Agent,
+    Path(id): Path<String>,
+    Query(query): Query<WaitQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let wait = query.duration()?;
+    let id = question_id(&id)?;
+    let engine = &state.0.engine;
+    owned(engine, &agent, &id).await?;
+    let record = state.wait(&id, wait).await?;
+    Ok(Json(resource::question(&record)))
+}
+
+/// The question, if it exists and this agent asked it (404 otherwise: an
+/// agent cannot probe for other agents' questions).
+async fn owned(engine: &Engine, agent: &Agent, id: &QuestionId) -> Result<askgate_store::QuestionRecord, ApiError> {
+    engine
+        .get(id)
+        .await?
+        .filter(|record| record.agent == agent.name)
+        .ok_or_else(|| ApiError::not_found("question"))
+}
+
+/// `GET /v1/questions/{id}/events`: the resource now, then at every change,
+/// as server-sent events; the stream ends after the question does.
+pub(crate) async fn question_events(
+    State(state): State<AppState>,
+    agent: Agent,
+    Path(id): Path<String>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let id = question_id(&id)?;
+    let changes = state.0.engine.subscribe();
+    let first = owned(&state.0.engine, &agent, &id).await?;
+    let stream = futures_util::stream::unfold(
+        (Some(first), changes, state, false),
+        move |(next, mut changes, state, ended)| {
+            let id = id.clone();
+            async move {
+                if ended {
+                    return None;
+                }
+                let record = match next {
+                    Some(record) => record,
+                    None => loop {
+                        let change = tokio::select! {
+                            change = changes.recv() => change,
+                            () = state.stopped() => return None,
+                        };
+                        match change {
+                            Ok(record) if record.id == id => break (*record).clone(),
+                            Ok(_) => {}
+                            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                                if let Ok(Some(record)) = state.0.engine.get(&id).await {
+                                    break record;
+                                }
+                            }
+                            Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+                        }
+                    },
+                };
+                let event = Event::default()
+                    .event("question")
+                    .data(resource::question(&record).to_string());
+                let ended = record.status.is_final();
+                Some((Ok(event), (None, changes, state, ended)))
+            }
+        },
+    );
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+/// `POST /v1/questions/{id}/cancel`.
+pub(crate) async fn cancel_question(
+    State(state): State<AppState>,
+    agent: Agent,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let id = question_id(&id)?;
+    let record = state.0.engine.cancel(&agent.name, &id).await?;
+    Ok(Json(resource::question(&record)))
+}
+
+/// `POST /v1/runs/{runId}/abort`: cancel every pending question of the run.
+pub(crate) async fn abort_run(
+    State(state): State<AppState>,
+    agent: Agent,
+    Path(run_id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let cancelled = state.0.engine.abort_run(&agent.name, &run_id).await?;
+    Ok(Json(json!({ "runId": run_id, "cancelled": cancelled })))
+}
+
+/// `POST /v1/ask`: the blocking tool call. Errors in the request get their
+/// status at once; once the question is accepted the response starts (200)
+/// and stays open until it ends, with a space sent now and then so that a
+/// caller who went away is noticed — then the question is cancelled. JSON
+/// allows leading whitespace, so the body is always exactly the tool result.
+pub(crate) async fn ask(
+    State(state): State<AppState>,
+    agent: Agent,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Response, ApiError> {
+    let question = new_question(&agent, body)?;
+    let engine = state.0.engine.clone();
+    let record = engine.ask(question).await?;
+    let id = record.id.to_string();
+    let guard = CancelOnDrop {
+        engine,
+        agent: agent.name,
+        id: Some(record.id),
+    };
+    let keepalive = state.0.ask_keepalive;
+    let stream = futures_util::stream::unfold((Some(guard), state), move |(guard, state)| async move {
+        let mut guard = guard?;
+        let id = guard.id.clone()?;
+        match state.wait(&id, keepalive).await {
+            Ok(record) if record.status.is_final() => {
+                guard.id = None;
+                let result = resource::tool_result(&record)
+                    .map(|result| json!(result))
+                    .unwrap_or_default();
+                Some((Ok(Bytes::from(result.to_string())), (None, state)))
+            }
+            Ok(_) if state.is_stopping() => {
+                // askgate is restarting, not the agent giving up: keep the
+                // question (the agent can pick it up by the id in the header)
+                // and break the response off so the caller knows to retry.
+                guard.id = None;
+                Some((Err(std::io::Error::other("askgate is shutting down")), (None, state)))
+            }
+            Ok(_) => Some((Ok(Bytes::from_static(b" ")), (Some(guard), state))),
+            Err(error) => {
+                tracing::error!(question = %id, %error, "waiting for an answer failed");
+                guard.id = None;
+                Some((
+                    Err(std::io::Error::other("waiting for the answer failed")),
+                    (None, state),
+                ))
+            }
+        }
+    });
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/json".to_owned()),
+            (QUESTION_ID_HEADER, id),
+        ],
+        Body::from_stream(stream),
+    )
+        .into_response())
+}
+
+/// The header of `POST /v1/ask` responses that names the question, so that
+/// a caller whose connection broke can pick the answer up with `GET /v1/questions/{id}`.
+pub const QUESTION_ID_HEADER: axum::http::HeaderName = axum::http::HeaderName::from_static("askgate-question-id");
+
+/// Cancels the question of a `POST /v1/ask` whose caller went away.
+struct CancelOnDrop {
+    engine: Engine,
+    agent: String,
+    id: Option<QuestionId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let engine = self.engine.clone();
+        let agent = std::mem::take(&mut self.agent);
+        tracing::info!(question = %id, "the asking agent went away; cancelling its question");
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(error) = engine.cancel(&agent, &id).await {
+                    tracing::warn!(question = %id, %error, "could not cancel an abandoned question");
+                }
+            });
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! Agent authentication: bearer tokens from the configuration, each allowed
+//! a set of recipients.
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
+
+use crate::AppState;
+use crate::error::ApiError;
+
+/// Which recipients an agent may ask.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Allowed {
+    /// Every recipient (`"*"`).
+    All,
+    /// Only these, by name.
+    Only(Vec<String>),
+}
+
+/// A configured agent token.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AgentToken {
+    /// The agent's name (questions record it; it scopes cancel and get).
+    pub name: String,
+    /// The bearer token.
+    pub token: String,
+    /// Who it may ask.
+    pub allowed: Allowed,
+}
+
+impl std::fmt::Debug for AgentToken {
+    // The token is a secret: it never reaches a log through Debug.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentToken")
+            .field("name", &self.name)
+            .field("token", &"<redacted>")
+            .field("allowed", &self.allowed)
+            .finish()
+    }
+}
+
+/// The authenticated agent of a request.
+#[derive(Debug, Clone)]
+pub struct Agent {
+    /// Its name.
+    pub name: String,
+    /// Who it may ask.
+    pub allowed: Allowed,
+}
+
+impl Agent {
+    /// 403 unless this agent may ask `recipient`.
+    pub fn check_recipient(&self, recipient: &str) -> Result<(), ApiError> {
+        let allowed = match &self.allowed {
+            Allowed::All => true,
+            Allowed::Only(names) => names.iter().any(|name| name == recipient),
+        };
+        if allowed {
+            Ok(())
+        } else {
+            Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "recipient_not_allowed",
+                format!("This agent token may not ask \"{recipient}\"."),
+            )
+            .at("to"))
+        }
+    }
+}
+
+impl FromRequestParts<AppState> for Agent {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let presented = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.strip_prefix("Bearer "))
+            .map(str::trim)
+            .ok_or_else(ApiError::unauthorized)?;
+        // Every token is compared, in constant time, so that timing tells nothing.
+        let mut found = None;
+        for agent in &state.0.agents {
+            if constant_time_eq::constant_time_eq(agent.token.as_bytes(), presented.as_bytes()) {
+                found = Some(agent);
+            }
+        }
+        let agent = found.ok_or_else(ApiError::unauthorized)?;
+        Ok(Self {
+            name: agent.name.clone(),
+            allowed: agent.allowed.clone(),
+        })
+    }
+}

@@ -1,0 +1,144 @@
+//! The one error type of the HTTP API: a stable code, a status, a sentence,
+//! and the JSON path when a value is to blame.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// An error as the API reports it: `{"error": {"code", "message", "path"?}}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// The stable code clients match on.
+    pub code: &'static str,
+    /// A sentence for a person.
+    pub message: String,
+    /// The JSON path of the offending value.
+    pub path: Option<String>,
+    /// Every validation problem, when there were several.
+    pub details: Vec<askgate_core::ValidationError>,
+}
+
+impl ApiError {
+    /// An error with no path.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+            path: None,
+            details: Vec::new(),
+        }
+    }
+
+    /// The same error, naming the offending value.
+    #[must_use]
+    pub fn at(mut self, path: impl Into<String>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+
+    /// 401: no or a wrong bearer token.
+    pub fn unauthorized() -> Self {
+        Self::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "Send an agent token as \"Authorization: Bearer <token>\".",
+        )
+    }
+
+    /// 404: no such thing (or not one this caller may see).
+    pub fn not_found(what: &str) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not_found", format!("There is no such {what}."))
+    }
+
+    /// 500: our fault, never a client's. The cause is logged, not shown.
+    pub fn internal(cause: &dyn std::fmt::Display) -> Self {
+        tracing::error!(%cause, "internal error");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "askgate failed; the error is in its log.",
+        )
+    }
+}
+
+impl From<askgate_core::ValidationErrors> for ApiError {
+    fn from(errors: askgate_core::ValidationErrors) -> Self {
+        let first = errors.errors.first().cloned();
+        let (code, message, path) = match &first {
+            Some(first) if errors.errors.len() == 1 => {
+                (first.code.as_str(), first.message.clone(), Some(first.path.clone()))
+            }
+            Some(first) => (
+                first.code.as_str(),
+                format!(
+                    "The request has {} problems; the first: {}",
+                    errors.errors.len(),
+                    first.message
+                ),
+                Some(first.path.clone()),
+            ),
+            None => ("invalid_request", "The request is not valid.".to_owned(), None),
+        };
+        let status = if code == "invalid_json" {
+            StatusCode::BAD_REQUEST
+        } else {
+            StatusCode::UNPROCESSABLE_ENTITY
+        };
+        Self {
+            status,
+            code,
+            message,
+            path: path.filter(|path| !path.is_empty()),
+            details: errors.errors,
+        }
+    }
+}
+
+impl From<askgate_engine::EngineError> for ApiError {
+    fn from(error: askgate_engine::EngineError) -> Self {
+        use askgate_engine::EngineError;
+        match error {
+            EngineError::UnknownRecipient(name) => Self::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "unknown_recipient",
+                format!("No recipient named \"{name}\" is configured."),
+            )
+            .at("to"),
+            EngineError::SubagentNotAllowed => Self::new(
+                StatusCode::FORBIDDEN,
+                "subagent_not_allowed",
+                "ask_user is for main sessions only; a sub-agent run cannot ask the person.",
+            )
+            .at("sessionKind"),
+            EngineError::QuestionPending { pending } => Self::new(
+                StatusCode::CONFLICT,
+                "question_pending",
+                format!(
+                    "This session already waits for an answer to question {pending}; wait for it or cancel it first."
+                ),
+            )
+            .at("sessionId"),
+            EngineError::NotFound => Self::not_found("question"),
+            EngineError::InvalidAnswer { path, message } => {
+                Self::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_answer", message).at(path)
+            }
+            other => Self::internal(&other),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut error = json!({ "code": self.code, "message": self.message });
+        if let Some(path) = &self.path {
+            error["path"] = json!(path);
+        }
+        if self.details.len() > 1 {
+            error["errors"] = json!(self.details);
+        }
+        (self.status, axum::Json(json!({ "error": error }))).into_response()
+    }
+}

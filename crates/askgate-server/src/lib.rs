@@ -1,0 +1,195 @@
+//! askgate's HTTP side, on axum.
+//!
+//! | module | owns |
+//! | --- | --- |
+//! | [`api`] | the agent API under `/v1` (ask, questions, events, cancel, run abort) |
+//! | [`web`] | the web channel: askgate's own answer page behind a secret link |
+//! | [`auth`] | agent bearer tokens and the recipients each may ask |
+//! | [`error`] | [`ApiError`]: one error type, stable codes, `{"error": {...}}` |
+//! | [`body`] | the JSON body extractor (400/413/415 as [`ApiError`]) |
+//! | [`resource`] | the question resource and the tool result |
+//! | [`metrics`] | Prometheus metrics, fed by the engine's observer hooks |
+//! | [`openapi`] | `/openapi.json` |
+//!
+//! [`app`] builds the router from an [`AppState`]; [`serve`] runs it on a
+//! listener until a shutdown future completes, finishing in-flight requests.
+//! This crate decides nothing about questions: the engine does.
+
+pub mod api;
+pub mod auth;
+pub mod body;
+pub mod error;
+pub mod metrics;
+pub mod openapi;
+pub mod resource;
+pub mod web;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use askgate_engine::Engine;
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::json;
+use tokio::net::TcpListener;
+
+pub use auth::{Agent, AgentToken, Allowed};
+pub use error::ApiError;
+pub use metrics::Metrics;
+pub use web::{WebChannel, WebKey};
+
+/// How the HTTP side is set up.
+#[derive(Debug, Clone)]
+pub struct ServerSettings {
+    /// The agent tokens.
+    pub agents: Vec<AgentToken>,
+    /// The secret page links.
+    pub web_keys: Vec<WebKey>,
+    /// The largest request body accepted; larger ones get 413.
+    pub max_body_bytes: usize,
+    /// How often `POST /v1/ask` sends a space while it waits.
+    pub ask_keepalive: Duration,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        Self {
+            agents: Vec::new(),
+            web_keys: Vec::new(),
+            max_body_bytes: 64 * 1024,
+            ask_keepalive: Duration::from_secs(5),
+        }
+    }
+}
+
+/// What every handler shares. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct AppState(pub(crate) Arc<Shared>);
+
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) engine: Engine,
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) agents: Vec<AgentToken>,
+    pub(crate) web_keys: Vec<web::WebKey>,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) ask_keepalive: Duration,
+    pub(crate) stopping: tokio::sync::watch::Receiver<bool>,
+}
+
+impl AppState {
+    /// The state for an engine (whose observer should be `metrics`).
+    /// `stopping` turns true when the server shuts down: long waits then
+    /// return at once, so that shutdown is not held up by them.
+    pub fn new(
+        engine: Engine,
+        metrics: Arc<Metrics>,
+        settings: ServerSettings,
+        stopping: tokio::sync::watch::Receiver<bool>,
+    ) -> Self {
+        Self(Arc::new(Shared {
+            engine,
+            metrics,
+            agents: settings.agents,
+            web_keys: settings.web_keys,
+            max_body_bytes: settings.max_body_bytes,
+            ask_keepalive: settings.ask_keepalive,
+            stopping,
+        }))
+    }
+
+    /// Waits for a question to end, for at most `max`, or until shutdown.
+    pub(crate) async fn wait(
+        &self,
+        id: &askgate_core::QuestionId,
+        max: Duration,
+    ) -> Result<askgate_store::QuestionRecord, askgate_engine::EngineError> {
+        tokio::select! {
+            record = self.0.engine.wait(id, max) => record,
+            () = self.stopped() => self.0.engine.wait(id, Duration::ZERO).await,
+        }
+    }
+
+    /// Completes when the server starts shutting down: endless streams
+    /// (server-sent events) end then, so that shutdown is not held up.
+    pub(crate) async fn stopped(&self) {
+        let mut stopping = self.0.stopping.clone();
+        drop(stopping.wait_for(|stop| *stop).await);
+    }
+
+    /// Whether the server is shutting down.
+    pub(crate) fn is_stopping(&self) -> bool {
+        *self.0.stopping.borrow()
+    }
+}
+
+/// The router: the agent API, the web page, health, metrics, OpenAPI.
+pub fn app(state: AppState) -> Router {
+    let limit = state.0.max_body_bytes;
+    Router::new()
+        .route("/v1/ask", post(api::ask))
+        .route("/v1/questions", post(api::create_question))
+        .route("/v1/questions/{id}", get(api::get_question))
+        .route("/v1/questions/{id}/events", get(api::question_events))
+        .route("/v1/questions/{id}/cancel", post(api::cancel_question))
+        .route("/v1/runs/{run_id}/abort", post(api::abort_run))
+        .route("/web/{key}", get(web::page))
+        .route("/web/{key}/api/state", get(web::page_state))
+        .route("/web/{key}/api/events", get(web::events))
+        .route("/web/{key}/api/questions/{id}/answer", post(web::answer))
+        .route("/web/{key}/api/questions/{id}/skip", post(web::skip))
+        .route("/assets/web.js", get(web::script))
+        .route("/assets/web.css", get(web::style))
+        .route("/openapi.json", get(|| async { axum::Json(openapi::document()) }))
+        .route("/healthz", get(|| async { axum::Json(json!({"status": "ok"})) }))
+        .route("/readyz", get(ready))
+        .route("/metrics", get(metrics_text))
+        .fallback(|| async { ApiError::not_found("route") })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                "This route does not take that method.",
+            )
+        })
+        .layer(DefaultBodyLimit::max(limit))
+        .with_state(state)
+}
+
+async fn ready(State(state): State<AppState>) -> Response {
+    match state.0.engine.store().ping().await {
+        Ok(()) => axum::Json(json!({"status": "ready"})).into_response(),
+        Err(error) => {
+            tracing::warn!(%error, "not ready: the store does not answer");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                axum::Json(json!({"status": "unavailable"})),
+            )
+                .into_response()
+        }
+    }
+}
+
+async fn metrics_text(State(state): State<AppState>) -> Response {
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        state.0.metrics.render(),
+    )
+        .into_response()
+}
+
+/// Serves `app(state)` on `listener` until `shutdown` completes, then lets
+/// in-flight requests finish.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await
+}

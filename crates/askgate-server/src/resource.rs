@@ -1,0 +1,59 @@
+//! The question resource, as the API shows it.
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use askgate_core::ToolResult;
+use askgate_store::{QuestionRecord, QuestionStatus, Timestamp};
+use serde_json::{Value, json};
+
+/// RFC 3339 with milliseconds, UTC: `2026-12-02T16:00:00.000Z`.
+pub fn time(at: Timestamp) -> String {
+    let at = UNIX_EPOCH + Duration::from_millis(u64::try_from(at).unwrap_or(0));
+    humantime::format_rfc3339_millis(at).to_string()
+}
+
+/// The exact tool result of spec §3 for an ended question; `None` while pending.
+pub fn tool_result(record: &QuestionRecord) -> Option<ToolResult> {
+    let answers = record.resolution.as_ref().and_then(|r| r.answers.as_ref());
+    match (record.status, answers) {
+        (QuestionStatus::Pending, _) => None,
+        (QuestionStatus::Answered, Some(answers)) => Some(ToolResult::from(answers)),
+        (QuestionStatus::DeliveryFailed, _) => Some(ToolResult::DeliveryFailed),
+        _ => Some(ToolResult::NoAnswer),
+    }
+}
+
+/// The question resource: what was asked, of whom, where, and how it ended.
+pub fn question(record: &QuestionRecord) -> Value {
+    let resolution = record.resolution.as_ref().map(|resolution| {
+        json!({
+            "status": resolution.status,
+            "reason": resolution.reason,
+            "by": resolution.by.as_ref().map(|by| json!({"id": by.id, "displayName": by.display_name})),
+            "via": resolution.via,
+            "answers": resolution.answers.as_ref().map(|answers| {
+                answers.iter().map(|(id, items)| (id.to_owned(), json!(items))).collect::<serde_json::Map<_, _>>()
+            }),
+        })
+    });
+    let progress: serde_json::Map<String, Value> = record
+        .progress
+        .iter()
+        .map(|(id, items)| (id.to_owned(), json!(items)))
+        .collect();
+    json!({
+        "id": record.id,
+        "status": record.status,
+        "to": record.recipient,
+        "channel": record.channel,
+        "sessionId": record.session_id,
+        "runId": record.run_id,
+        "request": record.request,
+        "createdAt": time(record.created_at),
+        "expiresAt": time(record.expires_at),
+        "resolvedAt": record.resolution.as_ref().map(|r| time(r.at)),
+        "progress": progress,
+        "resolution": resolution,
+        "result": tool_result(record),
+    })
+}

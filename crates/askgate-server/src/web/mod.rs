@@ -1,0 +1,293 @@
+//! The web channel: askgate's own page, where a recipient answers through a
+//! secret link (`/web/{key}`).
+//!
+//! [`WebChannel`] is the channel the engine delivers to; delivering shows the
+//! question on the page (which reads pending questions from the store and
+//! updates live from the engine's changes), so nothing is sent anywhere.
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+
+use askgate_core::channel::{Channel, ChannelError, Delivery, Destination, MessageRef, UserRef};
+use askgate_core::render::{ButtonLimits, FreeTextInput};
+use askgate_core::{Capabilities, Presentation, QuestionId};
+use askgate_engine::{DirectAnswer, DirectItem, Submitted, summary_of};
+use askgate_store::QuestionRecord;
+use async_trait::async_trait;
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{Html, IntoResponse, Response};
+use futures_util::Stream;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::AppState;
+use crate::body::ApiJson;
+use crate::error::ApiError;
+use crate::resource::time;
+
+/// How many ended questions the page keeps showing.
+const RECENT_ON_PAGE: u32 = 10;
+
+const PAGE: &str = include_str!("../../assets/web.html");
+const SCRIPT: &str = include_str!("../../assets/web.js");
+const STYLE: &str = include_str!("../../assets/web.css");
+
+/// The channel behind askgate's own page.
+#[derive(Debug, Clone)]
+pub struct WebChannel {
+    name: String,
+    capabilities: Capabilities,
+}
+
+impl WebChannel {
+    /// A web channel with this configured name.
+    pub fn new(name: &str) -> Self {
+        Self {
+            name: name.to_owned(),
+            capabilities: Capabilities {
+                buttons: Some(ButtonLimits {
+                    max_buttons: 16,
+                    max_label_chars: 200,
+                    max_token_bytes: 255,
+                }),
+                max_message_chars: 100_000,
+                edit_messages: true,
+                free_text_input: FreeTextInput::Inline,
+                private_notices: true,
+            },
+        }
+    }
+}
+
+#[async_trait]
+impl Channel for WebChannel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn capabilities(&self) -> &Capabilities {
+        &self.capabilities
+    }
+
+    async fn deliver(&self, to: &Destination, _prompt: &Presentation) -> Result<Delivery, ChannelError> {
+        // The page lists pending questions itself; the "message" is the page entry.
+        Ok(Delivery {
+            messages: vec![MessageRef {
+                conversation: to.conversation.clone(),
+                message: ulid_like(),
+            }],
+        })
+    }
+
+    async fn finish(&self, _delivery: &Delivery, _prompt: &Presentation, _summary: &str) -> Result<(), ChannelError> {
+        // The page shows an ended question's summary from the store.
+        Ok(())
+    }
+
+    async fn post(
+        &self,
+        to: &Destination,
+        _reply_to: Option<&MessageRef>,
+        _text: &str,
+    ) -> Result<MessageRef, ChannelError> {
+        Ok(MessageRef {
+            conversation: to.conversation.clone(),
+            message: ulid_like(),
+        })
+    }
+}
+
+/// A unique message id for a page entry.
+fn ulid_like() -> String {
+    ulid::Ulid::new().to_string()
+}
+
+/// A secret page link: its key and the recipient it belongs to.
+#[derive(Clone, PartialEq, Eq)]
+pub struct WebKey {
+    /// The secret in the link.
+    pub key: String,
+    /// The recipient's name.
+    pub recipient: String,
+}
+
+impl std::fmt::Debug for WebKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebKey")
+            .field("key", &"<redacted>")
+            .field("recipient", &self.recipient)
+            .finish()
+    }
+}
+
+/// The recipient a link key belongs to; 404 for any other key.
+fn recipient_for(state: &AppState, key: &str) -> Result<String, ApiError> {
+    let mut found = None;
+    // Compared in constant time, every key, so that timing tells nothing.
+    for web in &state.0.web_keys {
+        if constant_time_eq::constant_time_eq(web.key.as_bytes(), key.as_bytes()) {
+            found = Some(web.recipient.clone());
+        }
+    }
+    found.ok_or_else(|| ApiError::not_found("page"))
+}
+
+/// `GET /web/{key}`.
+pub(crate) async fn page(State(state): State<AppState>, Path(key): Path<String>) -> Result<Response, ApiError> {
+    recipient_for(&state, &key)?;
+    Ok((
+        [
+            (header::CACHE_CONTROL, "no-store"),
+            (header::REFERRER_POLICY, "no-referrer"),
+        ],
+        Html(PAGE),
+    )
+        .into_response())
+}
+
+/// `GET /assets/web.js`.
+pub(crate) async fn script() -> Response {
+    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], SCRIPT).into_response()
+}
+
+/// `GET /assets/web.css`.
+pub(crate) async fn style() -> Response {
+    ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], STYLE).into_response()
+}
+
+fn entry(record: &QuestionRecord) -> Value {
+    json!({
+        "id": record.id,
+        "status": record.status,
+        "createdAt": time(record.created_at),
+        "expiresAt": time(record.expires_at),
+        "resolvedAt": record.resolution.as_ref().map(|r| time(r.at)),
+        "request": record.request,
+        "summary": summary_of(record),
+    })
+}
+
+/// `GET /web/{key}/api/state`: the recipient, pending and recent questions.
+pub(crate) async fn page_state(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let name = recipient_for(&state, &key)?;
+    let engine = &state.0.engine;
+    let recipient = engine.recipient(&name).ok_or_else(|| ApiError::not_found("page"))?;
+    let store = engine.store();
+    let pending = store
+        .pending_for_recipient(&name)
+        .await
+        .map_err(|e| ApiError::internal(&e))?;
+    let recent = store
+        .recent_for_recipient(&name, RECENT_ON_PAGE * 2)
+        .await
+        .map_err(|e| ApiError::internal(&e))?;
+    let recent: Vec<Value> = recent
+        .iter()
+        .filter(|r| r.status.is_final())
+        .take(RECENT_ON_PAGE as usize)
+        .map(entry)
+        .collect();
+    Ok(Json(json!({
+        "recipient": {"name": recipient.name, "displayName": recipient.display_name, "locale": recipient.locale},
+        "pending": pending.iter().map(entry).collect::<Vec<_>>(),
+        "recent": recent,
+    })))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AnswerBody {
+    answers: BTreeMap<String, AnswerEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AnswerEntry {
+    #[serde(default)]
+    options: Vec<usize>,
+    #[serde(default)]
+    text: Option<String>,
+}
+
+async fn submit(state: &AppState, key: &str, id: &str, answer: DirectAnswer) -> Result<Json<Value>, ApiError> {
+    let name = recipient_for(state, key)?;
+    let id = QuestionId::parse(id).map_err(|_| ApiError::not_found("question"))?;
+    let engine = &state.0.engine;
+    let recipient = engine.recipient(&name).ok_or_else(|| ApiError::not_found("page"))?;
+    let by = UserRef {
+        id: format!("web:{name}"),
+        display_name: recipient.display_name.clone(),
+    };
+    match engine.submit(&name, &id, by, answer).await? {
+        Submitted::Resolved(record) => Ok(Json(json!({"status": record.status}))),
+        Submitted::AlreadyEnded(record) => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "question_ended",
+            format!("This question has ended ({}).", record.status),
+        )),
+    }
+}
+
+/// `POST /web/{key}/api/questions/{id}/answer`.
+pub(crate) async fn answer(
+    State(state): State<AppState>,
+    Path((key, id)): Path<(String, String)>,
+    ApiJson(body): ApiJson<AnswerBody>,
+) -> Result<Json<Value>, ApiError> {
+    let items = body
+        .answers
+        .into_iter()
+        .map(|(id, entry)| DirectItem {
+            id,
+            options: entry.options,
+            text: entry.text,
+        })
+        .collect();
+    submit(&state, &key, &id, DirectAnswer::Answers(items)).await
+}
+
+/// `POST /web/{key}/api/questions/{id}/skip`.
+pub(crate) async fn skip(
+    State(state): State<AppState>,
+    Path((key, id)): Path<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    submit(&state, &key, &id, DirectAnswer::Skip).await
+}
+
+/// `GET /web/{key}/api/events`: a `changed` event whenever one of this
+/// recipient's questions is created, progresses or ends.
+pub(crate) async fn events(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let name = recipient_for(&state, &key)?;
+    let changes = state.0.engine.subscribe();
+    let stream = futures_util::stream::unfold((changes, name, state), |(mut changes, name, state)| async move {
+        loop {
+            let change = tokio::select! {
+                change = changes.recv() => change,
+                () = state.stopped() => return None,
+            };
+            match change {
+                Ok(record) if record.recipient == name => {
+                    let data = json!({"id": record.id, "status": record.status}).to_string();
+                    return Some((Ok(Event::default().event("changed").data(data)), (changes, name, state)));
+                }
+                Ok(_) => {}
+                // Missed some: tell the page to re-read everything.
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    let data = json!({"id": null, "status": null}).to_string();
+                    return Some((Ok(Event::default().event("changed").data(data)), (changes, name, state)));
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}

@@ -1,0 +1,334 @@
+//! The router in-process with `oneshot`: request decoding, authentication,
+//! error shapes and the OpenAPI document, against the real engine and store.
+// Helpers panic on purpose: a panic is how a test reports a failure.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use askgate_core::Locale;
+use askgate_core::channel::{Channel, Destination};
+use askgate_engine::{Clock, Engine, Recipient};
+use askgate_server::{AgentToken, Allowed, AppState, Metrics, ServerSettings, WebChannel, WebKey, app};
+use askgate_store::SqliteStore;
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use http_body_util::BodyExt as _;
+use serde_json::{Value, json};
+use tower::ServiceExt as _;
+
+const TOKEN: &str = "router-test-token-0123456789abcdefghij";
+const KEY: &str = "router-test-web-key-0123456789abcdefghij";
+
+struct Fixture {
+    router: Router,
+    _dir: tempfile::TempDir,
+    _stop: tokio::sync::watch::Sender<bool>,
+}
+
+async fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(SqliteStore::open(&dir.path().join("askgate.db")).await.unwrap());
+    let channels: Vec<Arc<dyn Channel>> = vec![Arc::new(WebChannel::new("web"))];
+    let recipients = vec![Recipient {
+        name: "me".into(),
+        display_name: "Me".into(),
+        channel: "web".into(),
+        destination: Destination {
+            conversation: "me".into(),
+            thread: None,
+        },
+        answerers: vec![],
+        locale: Locale::En,
+    }];
+    let metrics = Arc::new(Metrics::new());
+    let engine = Engine::new(store, channels, recipients, Clock::system(), metrics.clone());
+    engine.start().await.unwrap();
+    let settings = ServerSettings {
+        agents: vec![AgentToken {
+            name: "one".into(),
+            token: TOKEN.into(),
+            allowed: Allowed::All,
+        }],
+        web_keys: vec![WebKey {
+            key: KEY.into(),
+            recipient: "me".into(),
+        }],
+        max_body_bytes: 4096,
+        ..ServerSettings::default()
+    };
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    Fixture {
+        router: app(AppState::new(engine, metrics, settings, stopping)),
+        _dir: dir,
+        _stop: stop,
+    }
+}
+
+async fn send(fixture: &Fixture, request: Request<Body>) -> (StatusCode, Value) {
+    let response = fixture.router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let value =
+        serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
+    (status, value)
+}
+
+fn post(path: &str, token: Option<&str>, content_type: Option<&str>, body: impl Into<Body>) -> Request<Body> {
+    let mut request = Request::post(path);
+    if let Some(token) = token {
+        request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+    }
+    if let Some(content_type) = content_type {
+        request = request.header(header::CONTENT_TYPE, content_type);
+    }
+    request.body(body.into()).unwrap()
+}
+
+fn ask_body() -> String {
+    json!({
+        "to": "me",
+        "questions": [{"id": "deploy", "header": "Deploy", "question": "Where?", "options": [{"label": "A"}, {"label": "B"}]}],
+    })
+    .to_string()
+}
+
+#[tokio::test]
+async fn a_question_is_created_with_its_resource() {
+    let fixture = fixture().await;
+    let (status, body) = send(
+        &fixture,
+        post("/v1/questions", Some(TOKEN), Some("application/json"), ask_body()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(body["status"], "pending");
+    assert_eq!(body["to"], "me");
+    assert_eq!(body["channel"], "web");
+    assert_eq!(body["request"]["timeoutSeconds"], 900);
+    assert_eq!(body["result"], Value::Null);
+}
+
+#[tokio::test]
+async fn bodies_are_refused_with_stable_codes() {
+    let fixture = fixture().await;
+    let cases = [
+        (
+            post("/v1/questions", None, Some("application/json"), ask_body()),
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+        ),
+        (
+            post("/v1/questions", Some("wrong"), Some("application/json"), ask_body()),
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+        ),
+        (
+            post("/v1/questions", Some(TOKEN), Some("text/plain"), ask_body()),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+        ),
+        (
+            post("/v1/questions", Some(TOKEN), None, ask_body()),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+        ),
+        (
+            post("/v1/questions", Some(TOKEN), Some("application/json"), "{nope"),
+            StatusCode::BAD_REQUEST,
+            "invalid_json",
+        ),
+        (
+            post("/v1/questions", Some(TOKEN), Some("application/json"), "[1]"),
+            StatusCode::BAD_REQUEST,
+            "invalid_type",
+        ),
+        (
+            post("/v1/questions", Some(TOKEN), Some("application/json"), "x".repeat(5000)),
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+        ),
+        (
+            post("/v1/ask", Some(TOKEN), Some("application/json; charset=utf-8"), "{}"),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "missing_field",
+        ),
+    ];
+    for (request, status, code) in cases {
+        let (got, body) = send(&fixture, request).await;
+        assert_eq!((got, body["error"]["code"].as_str()), (status, Some(code)), "{body}");
+        assert!(body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
+    }
+}
+
+#[tokio::test]
+async fn validation_reports_every_problem_with_its_path() {
+    let fixture = fixture().await;
+    let body = json!({
+        "to": 7,
+        "sessionKind": "robot",
+        "colour": "red",
+        "questions": [{"id": "Deploy", "header": "", "question": "?", "options": [{"label": "Other"}, {"label": "B"}]}],
+    });
+    let (status, body) = send(
+        &fixture,
+        post("/v1/questions", Some(TOKEN), Some("application/json"), body.to_string()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let found: Vec<(&str, &str)> = body["error"]["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["code"].as_str().unwrap(), e["path"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("invalid_type", "to"),
+            ("invalid_type", "sessionKind"),
+            ("unknown_field", "colour"),
+            ("invalid_id", "questions[0].id"),
+            ("empty_header", "questions[0].header"),
+            ("other_option_not_allowed", "questions[0].options[0].label"),
+        ]
+    );
+    assert_eq!(
+        (body["error"]["code"].as_str(), body["error"]["path"].as_str()),
+        (Some("invalid_type"), Some("to"))
+    );
+}
+
+#[tokio::test]
+async fn unknown_routes_and_questions_are_json_404s() {
+    let fixture = fixture().await;
+    for path in [
+        "/nope",
+        "/v1/questions/01J0000000000000000000000",
+        "/v1/questions/bad%20id",
+        "/web/wrong-key",
+    ] {
+        let request = Request::get(path)
+            .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+            .body(Body::empty())
+            .unwrap();
+        let (status, body) = send(&fixture, request).await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (StatusCode::NOT_FOUND, Some("not_found")),
+            "{path}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn bad_queries_and_methods_are_json_errors() {
+    let fixture = fixture().await;
+    let (_, created) = send(
+        &fixture,
+        post("/v1/questions", Some(TOKEN), Some("application/json"), ask_body()),
+    )
+    .await;
+    let id = created["id"].as_str().unwrap();
+    let get = |path: String| {
+        Request::get(path)
+            .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+            .body(Body::empty())
+            .unwrap()
+    };
+    for query in ["wait=abc", "wait=1&wait=2", "wait=-1", "wait="] {
+        let (status, body) = send(&fixture, get(format!("/v1/questions/{id}?{query}"))).await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("invalid_query")),
+            "{query}"
+        );
+    }
+    let (status, body) = send(&fixture, get(format!("/v1/questions/{id}?other=1&wait=0"))).await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("pending")));
+    let (status, body) = send(&fixture, get("/v1/ask".to_owned())).await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::METHOD_NOT_ALLOWED, Some("method_not_allowed"))
+    );
+}
+
+#[tokio::test]
+async fn the_openapi_document_describes_every_agent_route_with_the_guidance() {
+    let fixture = fixture().await;
+    let (status, document) = send(&fixture, Request::get("/openapi.json").body(Body::empty()).unwrap()).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(document["openapi"], "3.1.0");
+    let paths: Vec<&str> = document["paths"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "/v1/ask",
+            "/v1/questions",
+            "/v1/questions/{id}",
+            "/v1/questions/{id}/events",
+            "/v1/questions/{id}/cancel",
+            "/v1/runs/{runId}/abort"
+        ]
+    );
+    let description = document["paths"]["/v1/ask"]["post"]["description"].as_str().unwrap();
+    assert_eq!(description, askgate_core::guidance::TOOL_DESCRIPTION);
+    // Every described route exists: none of them answers "no such route".
+    for (path, method) in [
+        ("/v1/ask", "POST"),
+        ("/v1/questions", "POST"),
+        ("/v1/questions/x/events", "GET"),
+        ("/v1/questions/x/cancel", "POST"),
+        ("/v1/runs/x/abort", "POST"),
+    ] {
+        let request = Request::builder().method(method).uri(path).body(Body::empty()).unwrap();
+        let (status, body) = send(&fixture, request).await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (StatusCode::UNAUTHORIZED, Some("unauthorized")),
+            "{method} {path}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn health_readiness_metrics_and_the_page_assets() {
+    let fixture = fixture().await;
+    let (status, body) = send(&fixture, Request::get("/healthz").body(Body::empty()).unwrap()).await;
+    assert_eq!((status, body), (StatusCode::OK, json!({"status": "ok"})));
+    let (status, body) = send(&fixture, Request::get("/readyz").body(Body::empty()).unwrap()).await;
+    assert_eq!((status, body), (StatusCode::OK, json!({"status": "ready"})));
+    send(
+        &fixture,
+        post("/v1/questions", Some(TOKEN), Some("application/json"), ask_body()),
+    )
+    .await;
+    let (status, Value::String(metrics)) = send(&fixture, Request::get("/metrics").body(Body::empty()).unwrap()).await
+    else {
+        panic!("metrics are text");
+    };
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        metrics.contains("askgate_questions_created_total{channel=\"web\"} 1"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("askgate_questions_pending 1"), "{metrics}");
+    for path in [
+        format!("/web/{KEY}"),
+        "/assets/web.js".to_owned(),
+        "/assets/web.css".to_owned(),
+    ] {
+        let response = fixture
+            .router
+            .clone()
+            .oneshot(Request::get(&path).body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{path}");
+    }
+}

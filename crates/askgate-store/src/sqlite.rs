@@ -1,0 +1,483 @@
+//! The embedded default [`Store`]: one SQLite file in WAL mode.
+//!
+//! Every rule of the trait is one SQL statement, or one `BEGIN IMMEDIATE`
+//! transaction when a method needs several: the one-pending-question rule is
+//! a partial unique index, a resolution is an `UPDATE … WHERE status =
+//! 'pending'`. Queries are built at run time (`query`, `query_as`), so the
+//! crate builds without a database; the schema is in `migrations/sqlite`.
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use askgate_core::answer::Answers;
+use askgate_core::channel::{Delivery, MessageRef};
+use askgate_core::{AskRequest, Locale, QuestionId};
+use async_trait::async_trait;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use sqlx::SqliteConnection;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+
+use crate::{QuestionRecord, QuestionStatus, Resolution, Store, StoreError};
+
+/// Connections in the pool. WAL lets readers run beside the one writer;
+/// writers queue on SQLite's lock (see [`BUSY_TIMEOUT`]).
+const MAX_CONNECTIONS: u32 = 4;
+
+/// How long a statement waits for another connection's write lock before it
+/// fails with "database is locked".
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Starts a write transaction that takes the write lock at once. A deferred
+/// transaction that reads and then writes can fail with `SQLITE_BUSY` without
+/// waiting when another connection wrote in between; an immediate one waits
+/// for the lock under the busy timeout instead.
+const BEGIN_WRITE: &str = "BEGIN IMMEDIATE";
+
+/// A `SELECT` of every column a [`QuestionRow`] needs, followed by the rest
+/// of the statement. A macro so that the whole statement stays a `&'static
+/// str`, which sqlx requires of SQL text.
+macro_rules! select_questions {
+    ($rest:literal) => {
+        concat!(
+            "SELECT id, status, agent, session_id, run_id, recipient, channel, conversation, locale, request, \
+             created_at, expires_at, delivery, progress, resolution FROM questions ",
+            $rest
+        )
+    };
+}
+
+/// [`Store`] on a SQLite file.
+///
+/// Cloning is cheap and shares the connection pool.
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    pool: SqlitePool,
+}
+
+impl SqliteStore {
+    /// Opens the store at `path`, creating the file and its directory when
+    /// missing, and brings the schema up to date.
+    pub async fn open(path: &Path) -> Result<Self, StoreError> {
+        if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(sqlx::Error::Io)?;
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            // FULL, not WAL's usual NORMAL: with NORMAL a commit is durable only
+            // after the next checkpoint, and a power loss can undo it. An answer
+            // the person saw acknowledged ("Answer submitted") must be on disk,
+            // so every commit syncs the WAL.
+            .synchronous(SqliteSynchronous::Full)
+            .foreign_keys(true)
+            .busy_timeout(BUSY_TIMEOUT);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(MAX_CONNECTIONS)
+            .connect_with(options)
+            .await?;
+        sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
+        Ok(Self { pool })
+    }
+
+    /// Closes every connection, waiting for them to finish. Dropping the
+    /// store closes them too, but in the background.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    /// Stores the record as given. The engine inserts pending questions; a
+    /// record that has ended already is stored too (its `resolved_at` column
+    /// is its resolution's time), and the session rule does not apply to it.
+    async fn insert(&self, question: &QuestionRecord) -> Result<(), StoreError> {
+        let id = &question.id;
+        let request = encode(&question.request)?;
+        let delivery = question.delivery.as_ref().map(encode).transpose()?;
+        let progress = encode(&question.progress)?;
+        let resolution = question.resolution.as_ref().map(encode).transpose()?;
+        let resolved_at = question.resolution.as_ref().map(|resolution| resolution.at);
+
+        let mut tx = self.pool.begin_with(BEGIN_WRITE).await?;
+        let inserted = sqlx::query(
+            "INSERT INTO questions (id, status, agent, session_id, run_id, recipient, channel, conversation, \
+             locale, request, created_at, expires_at, delivery, progress, resolution, resolved_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(id.as_str())
+        .bind(question.status.as_str())
+        .bind(question.agent.as_str())
+        .bind(question.session_id.as_deref())
+        .bind(question.run_id.as_deref())
+        .bind(question.recipient.as_str())
+        .bind(question.channel.as_str())
+        .bind(question.conversation.as_str())
+        .bind(question.locale.as_str())
+        .bind(request)
+        .bind(question.created_at)
+        .bind(question.expires_at)
+        .bind(delivery)
+        .bind(progress)
+        .bind(resolution)
+        .bind(resolved_at)
+        .execute(&mut *tx)
+        .await;
+
+        match inserted {
+            Ok(_) => {
+                tx.commit().await?;
+                Ok(())
+            }
+            Err(sqlx::Error::Database(error)) if error.is_unique_violation() => {
+                // The failed statement was undone but the transaction still
+                // holds the write lock, so what conflicted is still there.
+                Err(conflict(&mut tx, question, sqlx::Error::Database(error)).await?)
+            }
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    async fn get(&self, id: &QuestionId) -> Result<Option<QuestionRecord>, StoreError> {
+        let row = sqlx::query_as::<_, QuestionRow>(select_questions!("WHERE id = ?"))
+            .bind(id.as_str())
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(QuestionRow::decode).transpose()
+    }
+
+    /// Whatever the question's status: a question can end while it is being
+    /// delivered (cancelled, expired), and its messages are still to be
+    /// edited into their summary. An unknown id is
+    /// `StoreError::Database(sqlx::Error::RowNotFound)`.
+    ///
+    /// A message already indexed under another question is moved to this one:
+    /// the newest delivery is what the platform shows.
+    async fn set_delivery(&self, id: &QuestionId, delivery: &Delivery) -> Result<(), StoreError> {
+        let json = encode(delivery)?;
+        let mut tx = self.pool.begin_with(BEGIN_WRITE).await?;
+        let updated = sqlx::query("UPDATE questions SET delivery = ? WHERE id = ?")
+            .bind(json)
+            .bind(id.as_str())
+            .execute(&mut *tx)
+            .await?;
+        if updated.rows_affected() == 0 {
+            return Err(sqlx::Error::RowNotFound.into());
+        }
+        for message in &delivery.messages {
+            index_message(&mut tx, id, message).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// An unknown id is `StoreError::Database(sqlx::Error::RowNotFound)`.
+    async fn attach_message(&self, id: &QuestionId, message: &MessageRef) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin_with(BEGIN_WRITE).await?;
+        if !index_message(&mut tx, id, message).await? {
+            return Err(sqlx::Error::RowNotFound.into());
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn question_for_message(
+        &self,
+        channel: &str,
+        message: &MessageRef,
+    ) -> Result<Option<QuestionId>, StoreError> {
+        let id: Option<String> = sqlx::query_scalar(
+            "SELECT question_id FROM messages WHERE channel = ? AND conversation = ? AND message = ?",
+        )
+        .bind(channel)
+        .bind(message.conversation.as_str())
+        .bind(message.message.as_str())
+        .fetch_optional(&self.pool)
+        .await?;
+        id.as_deref().map(decode_id).transpose()
+    }
+
+    async fn newest_pending_in_conversation(
+        &self,
+        channel: &str,
+        conversation: &str,
+    ) -> Result<Option<QuestionId>, StoreError> {
+        // rowid breaks a tie in created_at: the later insert is the newer.
+        let id: Option<String> = sqlx::query_scalar(
+            "SELECT id FROM questions WHERE channel = ? AND conversation = ? AND status = 'pending' \
+             ORDER BY created_at DESC, rowid DESC LIMIT 1",
+        )
+        .bind(channel)
+        .bind(conversation)
+        .fetch_optional(&self.pool)
+        .await?;
+        id.as_deref().map(decode_id).transpose()
+    }
+
+    async fn save_progress(&self, id: &QuestionId, progress: &Answers) -> Result<bool, StoreError> {
+        let json = encode(progress)?;
+        let updated = sqlx::query("UPDATE questions SET progress = ? WHERE id = ? AND status = 'pending'")
+            .bind(json)
+            .bind(id.as_str())
+            .execute(&self.pool)
+            .await?;
+        Ok(updated.rows_affected() == 1)
+    }
+
+    /// A resolution whose status is `pending` is a bug in the caller: it
+    /// fails a debug assertion, and in a release build it changes nothing
+    /// and returns `None` (logged as an error), as if the question had ended
+    /// already. It is not an error value because no caller could handle one
+    /// better than fixing the call; the question stays pending and its
+    /// timer still ends it.
+    async fn resolve(&self, id: &QuestionId, resolution: &Resolution) -> Result<Option<QuestionRecord>, StoreError> {
+        debug_assert!(
+            resolution.status.is_final(),
+            "question {id} resolved with status pending"
+        );
+        if !resolution.status.is_final() {
+            tracing::error!(question = %id, "refused a resolution whose status is pending");
+            return Ok(None);
+        }
+        let json = encode(resolution)?;
+        let mut tx = self.pool.begin_with(BEGIN_WRITE).await?;
+        // The compare-and-set: only the first resolution finds it pending.
+        let updated = sqlx::query(
+            "UPDATE questions SET status = ?, resolution = ?, resolved_at = ? WHERE id = ? AND status = 'pending'",
+        )
+        .bind(resolution.status.as_str())
+        .bind(json)
+        .bind(resolution.at)
+        .bind(id.as_str())
+        .execute(&mut *tx)
+        .await?;
+        if updated.rows_affected() != 1 {
+            return Ok(None);
+        }
+        let row = sqlx::query_as::<_, QuestionRow>(select_questions!("WHERE id = ?"))
+            .bind(id.as_str())
+            .fetch_one(&mut *tx)
+            .await?;
+        // A row that cannot be read back must not half-resolve the question:
+        // the error rolls the update back with the transaction.
+        let record = row.decode()?;
+        tx.commit().await?;
+        Ok(Some(record))
+    }
+
+    async fn pending(&self) -> Result<Vec<QuestionRecord>, StoreError> {
+        let rows =
+            sqlx::query_as::<_, QuestionRow>(select_questions!("WHERE status = 'pending' ORDER BY created_at, rowid"))
+                .fetch_all(&self.pool)
+                .await?;
+        decode_all(rows)
+    }
+
+    async fn pending_for_recipient(&self, recipient: &str) -> Result<Vec<QuestionRecord>, StoreError> {
+        let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
+            "WHERE recipient = ? AND status = 'pending' ORDER BY created_at, rowid"
+        ))
+        .bind(recipient)
+        .fetch_all(&self.pool)
+        .await?;
+        decode_all(rows)
+    }
+
+    async fn recent_for_recipient(&self, recipient: &str, limit: u32) -> Result<Vec<QuestionRecord>, StoreError> {
+        let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
+            "WHERE recipient = ? ORDER BY created_at DESC, rowid DESC LIMIT ?"
+        ))
+        .bind(recipient)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        decode_all(rows)
+    }
+
+    async fn pending_in_run(&self, agent: &str, run_id: &str) -> Result<Vec<QuestionRecord>, StoreError> {
+        let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
+            "WHERE agent = ? AND run_id = ? AND status = 'pending' ORDER BY created_at, rowid"
+        ))
+        .bind(agent)
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await?;
+        decode_all(rows)
+    }
+
+    async fn record_event(&self, channel: &str, event_id: &str) -> Result<bool, StoreError> {
+        let inserted = sqlx::query("INSERT OR IGNORE INTO inbound_events (channel, event_id) VALUES (?, ?)")
+            .bind(channel)
+            .bind(event_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(inserted.rows_affected() == 1)
+    }
+
+    async fn event_seen(&self, channel: &str, event_id: &str) -> Result<bool, StoreError> {
+        let seen: bool =
+            sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM inbound_events WHERE channel = ? AND event_id = ?)")
+                .bind(channel)
+                .bind(event_id)
+                .fetch_one(&self.pool)
+                .await?;
+        Ok(seen)
+    }
+
+    async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
+        let value = sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(value)
+    }
+
+    async fn set_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(key)
+        .bind(value)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+}
+
+/// What an insert that broke a unique constraint collided with, read inside
+/// the insert's transaction: the id, or the session's pending question.
+/// Anything else is the database's own error, returned as it was.
+async fn conflict(
+    conn: &mut SqliteConnection,
+    question: &QuestionRecord,
+    error: sqlx::Error,
+) -> Result<StoreError, StoreError> {
+    let exists: Option<i64> = sqlx::query_scalar("SELECT 1 FROM questions WHERE id = ?")
+        .bind(question.id.as_str())
+        .fetch_optional(&mut *conn)
+        .await?;
+    if exists.is_some() {
+        return Ok(StoreError::Duplicate(question.id.clone()));
+    }
+    if let Some(session) = &question.session_id {
+        let pending: Option<String> = sqlx::query_scalar(
+            "SELECT id FROM questions WHERE agent = ? AND session_id = ? AND status = 'pending' LIMIT 1",
+        )
+        .bind(question.agent.as_str())
+        .bind(session.as_str())
+        .fetch_optional(&mut *conn)
+        .await?;
+        if let Some(pending) = pending {
+            return Ok(StoreError::SessionBusy {
+                session: session.clone(),
+                pending: decode_id(&pending)?,
+            });
+        }
+    }
+    Ok(StoreError::Database(error))
+}
+
+/// Indexes one message under a question, on the question's channel. False
+/// when there is no such question.
+async fn index_message(conn: &mut SqliteConnection, id: &QuestionId, message: &MessageRef) -> Result<bool, StoreError> {
+    let inserted = sqlx::query(
+        "INSERT INTO messages (channel, conversation, message, question_id) \
+         SELECT channel, ?, ?, id FROM questions WHERE id = ? \
+         ON CONFLICT (channel, conversation, message) DO UPDATE SET question_id = excluded.question_id",
+    )
+    .bind(message.conversation.as_str())
+    .bind(message.message.as_str())
+    .bind(id.as_str())
+    .execute(conn)
+    .await?;
+    Ok(inserted.rows_affected() > 0)
+}
+
+/// A value as its JSON column holds it.
+fn encode<T: Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|error| sqlx::Error::Encode(Box::new(error)).into())
+}
+
+/// A JSON column read back; `what` names the column for the error.
+fn decode_json<T: DeserializeOwned>(id: &str, what: &str, json: &str) -> Result<T, StoreError> {
+    serde_json::from_str(json).map_err(|error| StoreError::Corrupt(format!("question {id}: column {what}: {error}")))
+}
+
+/// A question id read back from a column.
+fn decode_id(id: &str) -> Result<QuestionId, StoreError> {
+    QuestionId::parse(id).map_err(|error| StoreError::Corrupt(format!("question id {id:?}: {error}")))
+}
+
+fn decode_all(rows: Vec<QuestionRow>) -> Result<Vec<QuestionRecord>, StoreError> {
+    rows.into_iter().map(QuestionRow::decode).collect()
+}
+
+/// A `questions` row as the database has it, before its text is checked.
+#[derive(sqlx::FromRow)]
+struct QuestionRow {
+    id: String,
+    status: String,
+    agent: String,
+    session_id: Option<String>,
+    run_id: Option<String>,
+    recipient: String,
+    channel: String,
+    conversation: String,
+    locale: String,
+    request: String,
+    created_at: i64,
+    expires_at: i64,
+    delivery: Option<String>,
+    progress: String,
+    resolution: Option<String>,
+}
+
+impl QuestionRow {
+    /// The record, or [`StoreError::Corrupt`] naming the question and the
+    /// column that could not be read.
+    fn decode(self) -> Result<QuestionRecord, StoreError> {
+        let id = decode_id(&self.id)?;
+        let raw = self.id.as_str();
+        let status = QuestionStatus::from_str(&self.status)
+            .map_err(|error| StoreError::Corrupt(format!("question {raw}: column status: {error}")))?;
+        let locale = Locale::from_str(&self.locale)
+            .map_err(|error| StoreError::Corrupt(format!("question {raw}: column locale: {error}")))?;
+        let request: AskRequest = decode_json(raw, "request", &self.request)?;
+        let delivery = self
+            .delivery
+            .as_deref()
+            .map(|json| decode_json(raw, "delivery", json))
+            .transpose()?;
+        let progress = decode_json(raw, "progress", &self.progress)?;
+        let resolution = self
+            .resolution
+            .as_deref()
+            .map(|json| decode_json(raw, "resolution", json))
+            .transpose()?;
+        Ok(QuestionRecord {
+            id,
+            status,
+            agent: self.agent,
+            session_id: self.session_id,
+            run_id: self.run_id,
+            recipient: self.recipient,
+            channel: self.channel,
+            conversation: self.conversation,
+            locale,
+            request,
+            created_at: self.created_at,
+            expires_at: self.expires_at,
+            delivery,
+            progress,
+            resolution,
+        })
+    }
+}

@@ -1,0 +1,767 @@
+//! `SqliteStore` against real database files in temporary directories.
+
+use std::path::{Path, PathBuf};
+
+use askgate_core::channel::{Delivery, MessageRef, UserRef};
+use askgate_core::{AnswerItem, Answers, AskRequest, Locale, QuestionId, validate_json};
+use askgate_store::{QuestionRecord, QuestionStatus, Resolution, SqliteStore, Store, StoreError};
+use sqlx::Connection;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
+use tempfile::TempDir;
+
+const CHANNEL: &str = "telegram";
+const CONVERSATION: &str = "4242";
+
+/// A store on a fresh file; the directory lives as long as the returned guard.
+async fn store() -> (SqliteStore, TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("askgate.db");
+    let store = SqliteStore::open(&path).await.expect("the store opens");
+    (store, dir, path)
+}
+
+fn request() -> AskRequest {
+    validate_json(
+        r#"{"questions": [
+            {"id": "deploy_target", "header": "Deploy", "question": "Where should I deploy?",
+             "options": [{"label": "Staging (Recommended)", "description": "Safe to break"}, {"label": "Production"}],
+             "multiSelect": false},
+            {"id": "notify", "header": "Notify", "question": "Who should I tell?",
+             "options": [{"label": "Team"}, {"label": "Nobody"}, {"label": "Ops"}],
+             "multiSelect": true}
+        ], "timeoutSeconds": 600}"#,
+    )
+    .expect("the test request is valid")
+}
+
+fn id(text: &str) -> QuestionId {
+    QuestionId::parse(text).expect("a well-formed question id")
+}
+
+fn message(conversation: &str, message: &str) -> MessageRef {
+    MessageRef {
+        conversation: conversation.to_owned(),
+        message: message.to_owned(),
+    }
+}
+
+/// A pending question with only the required fields set.
+fn question(name: &str, created_at: i64) -> QuestionRecord {
+    QuestionRecord {
+        id: id(name),
+        status: QuestionStatus::Pending,
+        agent: "build-bot".to_owned(),
+        session_id: None,
+        run_id: None,
+        recipient: "alice".to_owned(),
+        channel: CHANNEL.to_owned(),
+        conversation: CONVERSATION.to_owned(),
+        locale: Locale::En,
+        request: request(),
+        created_at,
+        expires_at: created_at + 600_000,
+        delivery: None,
+        progress: Answers::new(),
+        resolution: None,
+    }
+}
+
+fn in_session(mut record: QuestionRecord, agent: &str, session: Option<&str>) -> QuestionRecord {
+    agent.clone_into(&mut record.agent);
+    record.session_id = session.map(str::to_owned);
+    record
+}
+
+fn ended(status: QuestionStatus, at: i64, reason: &str) -> Resolution {
+    Resolution {
+        status,
+        at,
+        by: None,
+        answers: None,
+        reason: Some(reason.to_owned()),
+        via: None,
+    }
+}
+
+fn answers(request: &AskRequest) -> Answers {
+    let mut answers = Answers::new();
+    answers.set(
+        request,
+        "notify",
+        vec![
+            AnswerItem::Option {
+                index: 0,
+                label: "Team".to_owned(),
+            },
+            AnswerItem::FreeText {
+                text: "and the on-call".to_owned(),
+            },
+        ],
+    );
+    answers.set(
+        request,
+        "deploy_target",
+        vec![AnswerItem::Option {
+            index: 0,
+            label: "Staging (Recommended)".to_owned(),
+        }],
+    );
+    answers
+}
+
+fn ids(records: &[QuestionRecord]) -> Vec<&str> {
+    records.iter().map(|record| record.id.as_str()).collect()
+}
+
+async fn raw_connection(path: &Path) -> SqliteConnection {
+    SqliteConnection::connect_with(&SqliteConnectOptions::new().filename(path))
+        .await
+        .expect("a raw connection to the store's file")
+}
+
+#[tokio::test]
+async fn a_record_with_every_field_set_reads_back_equal() {
+    let (store, _dir, _) = store().await;
+    let request = request();
+    let mut progress = Answers::new();
+    progress.set(
+        &request,
+        "deploy_target",
+        vec![AnswerItem::FreeText {
+            text: "the canary".to_owned(),
+        }],
+    );
+    let record = QuestionRecord {
+        id: id("01JABCDEF_xyz-9"),
+        status: QuestionStatus::Answered,
+        agent: "build-bot".to_owned(),
+        session_id: Some("session-1".to_owned()),
+        run_id: Some("run-7".to_owned()),
+        recipient: "alice".to_owned(),
+        channel: CHANNEL.to_owned(),
+        conversation: CONVERSATION.to_owned(),
+        locale: Locale::ZhCn,
+        request: request.clone(),
+        created_at: 1_700_000_000_000,
+        expires_at: 1_700_000_600_000,
+        delivery: Some(Delivery {
+            messages: vec![message(CONVERSATION, "17"), message(CONVERSATION, "18")],
+        }),
+        progress,
+        resolution: Some(Resolution {
+            status: QuestionStatus::Answered,
+            at: 1_700_000_123_456,
+            by: Some(UserRef {
+                id: "99".to_owned(),
+                display_name: "Alice 李".to_owned(),
+            }),
+            answers: Some(answers(&request)),
+            reason: Some("answered in the thread".to_owned()),
+            via: Some("telegram".to_owned()),
+        }),
+    };
+
+    store.insert(&record).await.unwrap();
+
+    assert_eq!(store.get(&record.id).await.unwrap(), Some(record));
+    assert_eq!(store.get(&id("nobody")).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn a_minimal_pending_record_reads_back_equal() {
+    let (store, _dir, _) = store().await;
+    let record = question("q1", 1000);
+
+    store.insert(&record).await.unwrap();
+
+    assert_eq!(store.get(&record.id).await.unwrap(), Some(record));
+}
+
+#[tokio::test]
+async fn a_session_holds_one_pending_question_at_a_time() {
+    let (store, _dir, _) = store().await;
+    let first = in_session(question("q1", 1), "build-bot", Some("s1"));
+    store.insert(&first).await.unwrap();
+
+    let same = in_session(question("q2", 2), "build-bot", Some("s1"));
+    match store.insert(&same).await {
+        Err(StoreError::SessionBusy { session, pending }) => {
+            assert_eq!(session, "s1");
+            assert_eq!(pending, first.id);
+        }
+        other => panic!("expected SessionBusy, got {other:?}"),
+    }
+    assert_eq!(
+        store.get(&same.id).await.unwrap(),
+        None,
+        "a refused insert leaves nothing behind"
+    );
+
+    // The rule is per agent and per session, and a question without a session is free.
+    store
+        .insert(&in_session(question("q3", 3), "deploy-bot", Some("s1")))
+        .await
+        .unwrap();
+    store
+        .insert(&in_session(question("q4", 4), "build-bot", Some("s2")))
+        .await
+        .unwrap();
+    store
+        .insert(&in_session(question("q5", 5), "build-bot", None))
+        .await
+        .unwrap();
+    store
+        .insert(&in_session(question("q6", 6), "build-bot", None))
+        .await
+        .unwrap();
+
+    // Once the first has ended, the session may ask again.
+    store
+        .resolve(&first.id, &ended(QuestionStatus::Skipped, 10, "skipped"))
+        .await
+        .unwrap()
+        .unwrap();
+    store
+        .insert(&in_session(question("q7", 11), "build-bot", Some("s1")))
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_asks_in_one_session_let_exactly_one_in() {
+    let (store, _dir, _) = store().await;
+    let mut tasks = tokio::task::JoinSet::new();
+    for n in 0..10 {
+        let store = store.clone();
+        tasks.spawn(async move {
+            let record = in_session(question(&format!("q{n}"), n), "build-bot", Some("s1"));
+            (record.id.clone(), store.insert(&record).await)
+        });
+    }
+    let mut winners = Vec::new();
+    let mut busy = Vec::new();
+    while let Some(joined) = tasks.join_next().await {
+        match joined.unwrap() {
+            (id, Ok(())) => winners.push(id),
+            (_, Err(StoreError::SessionBusy { pending, .. })) => busy.push(pending),
+            (_, Err(other)) => panic!("unexpected error {other}"),
+        }
+    }
+    assert_eq!(winners.len(), 1, "{winners:?}");
+    assert_eq!(busy.len(), 9);
+    assert!(busy.iter().all(|pending| *pending == winners[0]));
+    assert_eq!(ids(&store.pending().await.unwrap()), [winners[0].as_str()]);
+}
+
+#[tokio::test]
+async fn an_id_is_stored_once() {
+    let (store, _dir, _) = store().await;
+    let first = in_session(question("q1", 1), "build-bot", Some("s1"));
+    store.insert(&first).await.unwrap();
+
+    // Another session, so that only the id collides.
+    let mut again = in_session(question("q1", 2), "deploy-bot", Some("s9"));
+    again.recipient = "bob".to_owned();
+    match store.insert(&again).await {
+        Err(StoreError::Duplicate(duplicate)) => assert_eq!(duplicate, first.id),
+        other => panic!("expected Duplicate, got {other:?}"),
+    }
+    // Both the id and the session collide: the id is the reported problem.
+    match store.insert(&first).await {
+        Err(StoreError::Duplicate(duplicate)) => assert_eq!(duplicate, first.id),
+        other => panic!("expected Duplicate, got {other:?}"),
+    }
+    assert_eq!(store.get(&first.id).await.unwrap(), Some(first));
+}
+
+#[tokio::test]
+async fn the_first_resolution_wins() {
+    let (store, _dir, _) = store().await;
+    let record = question("q1", 1);
+    store.insert(&record).await.unwrap();
+    let request = request();
+    let answered = Resolution {
+        status: QuestionStatus::Answered,
+        at: 5000,
+        by: Some(UserRef {
+            id: "99".to_owned(),
+            display_name: "Alice".to_owned(),
+        }),
+        answers: Some(answers(&request)),
+        reason: None,
+        via: Some("telegram".to_owned()),
+    };
+
+    let resolved = store.resolve(&record.id, &answered).await.unwrap().unwrap();
+    assert_eq!(resolved.status, QuestionStatus::Answered);
+    assert_eq!(resolved.resolution.as_ref(), Some(&answered));
+    assert_eq!(resolved.created_at, record.created_at);
+    assert_eq!(resolved.expires_at, record.expires_at);
+
+    let late = ended(QuestionStatus::Expired, 9000, "expired");
+    assert_eq!(store.resolve(&record.id, &late).await.unwrap(), None);
+
+    let stored = store.get(&record.id).await.unwrap().unwrap();
+    assert_eq!(stored, resolved);
+    assert!(store.pending().await.unwrap().is_empty());
+    assert_eq!(store.resolve(&id("nobody"), &late).await.unwrap(), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn twenty_concurrent_resolutions_resolve_once() {
+    let (store, _dir, _) = store().await;
+    let record = question("q1", 1);
+    store.insert(&record).await.unwrap();
+
+    let mut tasks = tokio::task::JoinSet::new();
+    for n in 0..20 {
+        let store = store.clone();
+        let question = record.id.clone();
+        tasks.spawn(async move {
+            let resolution = ended(QuestionStatus::Cancelled, 100 + n, &format!("task {n}"));
+            store.resolve(&question, &resolution).await.unwrap()
+        });
+    }
+    let mut winners = Vec::new();
+    while let Some(joined) = tasks.join_next().await {
+        winners.extend(joined.unwrap());
+    }
+
+    assert_eq!(winners.len(), 1, "{winners:?}");
+    let stored = store.get(&record.id).await.unwrap().unwrap();
+    assert_eq!(stored, winners[0]);
+}
+
+#[tokio::test]
+async fn progress_is_saved_only_while_pending() {
+    let (store, _dir, _) = store().await;
+    let record = question("q1", 1);
+    store.insert(&record).await.unwrap();
+    let request = request();
+    let mut progress = Answers::new();
+    progress.set(
+        &request,
+        "notify",
+        vec![AnswerItem::Option {
+            index: 2,
+            label: "Ops".to_owned(),
+        }],
+    );
+
+    assert!(store.save_progress(&record.id, &progress).await.unwrap());
+    assert_eq!(store.get(&record.id).await.unwrap().unwrap().progress, progress);
+
+    store
+        .resolve(&record.id, &ended(QuestionStatus::Expired, 700_000, "expired"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!store.save_progress(&record.id, &answers(&request)).await.unwrap());
+    assert_eq!(store.get(&record.id).await.unwrap().unwrap().progress, progress);
+    assert!(!store.save_progress(&id("nobody"), &progress).await.unwrap());
+}
+
+#[tokio::test]
+async fn delivered_messages_lead_back_to_their_question() {
+    let (store, _dir, _) = store().await;
+    let record = question("q1", 1);
+    store.insert(&record).await.unwrap();
+    let delivery = Delivery {
+        messages: vec![message(CONVERSATION, "17"), message(CONVERSATION, "18")],
+    };
+
+    store.set_delivery(&record.id, &delivery).await.unwrap();
+
+    assert_eq!(store.get(&record.id).await.unwrap().unwrap().delivery, Some(delivery));
+    for number in ["17", "18"] {
+        assert_eq!(
+            store
+                .question_for_message(CHANNEL, &message(CONVERSATION, number))
+                .await
+                .unwrap(),
+            Some(record.id.clone())
+        );
+    }
+    // Messages are indexed on the question's channel, and by conversation.
+    assert_eq!(
+        store
+            .question_for_message("discord", &message(CONVERSATION, "17"))
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .question_for_message(CHANNEL, &message("other", "17"))
+            .await
+            .unwrap(),
+        None
+    );
+    let force_reply = message(CONVERSATION, "19");
+    assert_eq!(store.question_for_message(CHANNEL, &force_reply).await.unwrap(), None);
+
+    store.attach_message(&record.id, &force_reply).await.unwrap();
+    assert_eq!(
+        store.question_for_message(CHANNEL, &force_reply).await.unwrap(),
+        Some(record.id.clone())
+    );
+}
+
+#[tokio::test]
+async fn a_delivery_is_recorded_after_the_question_ended_too() {
+    let (store, _dir, _) = store().await;
+    let record = question("q1", 1);
+    store.insert(&record).await.unwrap();
+    store
+        .resolve(
+            &record.id,
+            &ended(QuestionStatus::Cancelled, 2, "cancelled by the agent"),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    let delivery = Delivery {
+        messages: vec![message(CONVERSATION, "17")],
+    };
+
+    store.set_delivery(&record.id, &delivery).await.unwrap();
+
+    let stored = store.get(&record.id).await.unwrap().unwrap();
+    assert_eq!(stored.delivery, Some(delivery));
+    assert_eq!(stored.status, QuestionStatus::Cancelled);
+}
+
+#[tokio::test]
+async fn messages_of_an_unknown_question_are_refused() {
+    let (store, _dir, _) = store().await;
+    let nobody = id("nobody");
+    let delivery = Delivery {
+        messages: vec![message(CONVERSATION, "17")],
+    };
+
+    let refused = store.set_delivery(&nobody, &delivery).await;
+    assert!(
+        matches!(refused, Err(StoreError::Database(sqlx::Error::RowNotFound))),
+        "{refused:?}"
+    );
+    let refused = store.attach_message(&nobody, &message(CONVERSATION, "17")).await;
+    assert!(
+        matches!(refused, Err(StoreError::Database(sqlx::Error::RowNotFound))),
+        "{refused:?}"
+    );
+    assert_eq!(
+        store
+            .question_for_message(CHANNEL, &message(CONVERSATION, "17"))
+            .await
+            .unwrap(),
+        None
+    );
+}
+
+#[tokio::test]
+async fn the_newest_pending_question_of_a_conversation_is_found() {
+    let (store, _dir, _) = store().await;
+    let older = question("older", 1000);
+    let newer = question("newer", 2000);
+    let newest_but_ended = question("ended", 3000);
+    let mut elsewhere = question("elsewhere", 4000);
+    elsewhere.conversation = "other".to_owned();
+    let mut other_channel = question("discord", 5000);
+    other_channel.channel = "discord".to_owned();
+    // Inserted out of order: created_at decides, not insertion.
+    for record in [&newer, &newest_but_ended, &older, &elsewhere, &other_channel] {
+        store.insert(record).await.unwrap();
+    }
+    store
+        .resolve(&newest_but_ended.id, &ended(QuestionStatus::Expired, 3500, "expired"))
+        .await
+        .unwrap()
+        .unwrap();
+
+    let found = store
+        .newest_pending_in_conversation(CHANNEL, CONVERSATION)
+        .await
+        .unwrap();
+    assert_eq!(found, Some(newer.id.clone()));
+
+    store
+        .resolve(&newer.id, &ended(QuestionStatus::Skipped, 6000, "skipped"))
+        .await
+        .unwrap()
+        .unwrap();
+    let found = store
+        .newest_pending_in_conversation(CHANNEL, CONVERSATION)
+        .await
+        .unwrap();
+    assert_eq!(found, Some(older.id.clone()));
+
+    store
+        .resolve(&older.id, &ended(QuestionStatus::Skipped, 6001, "skipped"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        store
+            .newest_pending_in_conversation(CHANNEL, CONVERSATION)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store.newest_pending_in_conversation(CHANNEL, "nowhere").await.unwrap(),
+        None
+    );
+}
+
+#[tokio::test]
+async fn pending_lists_are_oldest_first_and_recent_is_newest_first() {
+    let (store, _dir, _) = store().await;
+    let mut for_bob = question("bob1", 1500);
+    for_bob.recipient = "bob".to_owned();
+    for record in [
+        question("a3", 3000),
+        question("a1", 1000),
+        for_bob,
+        question("a2", 2000),
+        question("a4", 4000),
+    ] {
+        store.insert(&record).await.unwrap();
+    }
+    store
+        .resolve(&id("a2"), &ended(QuestionStatus::Expired, 5000, "expired"))
+        .await
+        .unwrap()
+        .unwrap();
+
+    assert_eq!(ids(&store.pending().await.unwrap()), ["a1", "bob1", "a3", "a4"]);
+    assert_eq!(
+        ids(&store.pending_for_recipient("alice").await.unwrap()),
+        ["a1", "a3", "a4"]
+    );
+    assert_eq!(ids(&store.pending_for_recipient("bob").await.unwrap()), ["bob1"]);
+    assert!(store.pending_for_recipient("carol").await.unwrap().is_empty());
+
+    // Any status, newest first, limited.
+    assert_eq!(
+        ids(&store.recent_for_recipient("alice", 10).await.unwrap()),
+        ["a4", "a3", "a2", "a1"]
+    );
+    assert_eq!(
+        ids(&store.recent_for_recipient("alice", 2).await.unwrap()),
+        ["a4", "a3"]
+    );
+    assert!(store.recent_for_recipient("alice", 0).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn pending_in_run_lists_one_agent_run_oldest_first() {
+    let (store, _dir, _) = store().await;
+    let in_run = |name: &str, created_at: i64, agent: &str, run: &str| {
+        let mut record = in_session(question(name, created_at), agent, None);
+        record.run_id = Some(run.to_owned());
+        record
+    };
+    for record in [
+        in_run("late", 2000, "build-bot", "r1"),
+        in_run("early", 1000, "build-bot", "r1"),
+        in_run("ended", 500, "build-bot", "r1"),
+        in_run("other_agent", 1500, "deploy-bot", "r1"),
+        in_run("other_run", 1500, "build-bot", "r2"),
+        question("no_run", 1200),
+    ] {
+        store.insert(&record).await.unwrap();
+    }
+    store
+        .resolve(&id("ended"), &ended(QuestionStatus::Cancelled, 600, "run aborted"))
+        .await
+        .unwrap()
+        .unwrap();
+
+    assert_eq!(
+        ids(&store.pending_in_run("build-bot", "r1").await.unwrap()),
+        ["early", "late"]
+    );
+    assert_eq!(
+        ids(&store.pending_in_run("deploy-bot", "r1").await.unwrap()),
+        ["other_agent"]
+    );
+    assert!(store.pending_in_run("build-bot", "r3").await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn an_event_is_new_once() {
+    let (store, _dir, _) = store().await;
+
+    assert!(!store.event_seen(CHANNEL, "update-1").await.unwrap());
+    assert!(store.record_event(CHANNEL, "update-1").await.unwrap());
+    assert!(store.event_seen(CHANNEL, "update-1").await.unwrap());
+    assert!(!store.record_event(CHANNEL, "update-1").await.unwrap());
+
+    // Event ids are per channel.
+    assert!(!store.event_seen("discord", "update-1").await.unwrap());
+    assert!(store.record_event("discord", "update-1").await.unwrap());
+    assert!(store.record_event(CHANNEL, "update-2").await.unwrap());
+}
+
+#[tokio::test]
+async fn settings_round_trip_and_overwrite() {
+    let (store, _dir, _) = store().await;
+
+    assert_eq!(store.setting("telegram.offset").await.unwrap(), None);
+    store.set_setting("telegram.offset", "100").await.unwrap();
+    store.set_setting("webhook.secret", "s3cr3t").await.unwrap();
+    assert_eq!(store.setting("telegram.offset").await.unwrap().as_deref(), Some("100"));
+
+    store.set_setting("telegram.offset", "101").await.unwrap();
+    assert_eq!(store.setting("telegram.offset").await.unwrap().as_deref(), Some("101"));
+    assert_eq!(
+        store.setting("webhook.secret").await.unwrap().as_deref(),
+        Some("s3cr3t")
+    );
+}
+
+#[tokio::test]
+async fn everything_survives_reopening_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    // The directory does not exist yet: open creates it.
+    let path = dir.path().join("data").join("nested").join("askgate.db");
+    let record = in_session(question("q1", 1_700_000_000_000), "build-bot", Some("s1"));
+    let delivery = Delivery {
+        messages: vec![message(CONVERSATION, "17")],
+    };
+    {
+        let store = SqliteStore::open(&path).await.unwrap();
+        store.insert(&record).await.unwrap();
+        store.set_delivery(&record.id, &delivery).await.unwrap();
+        store.record_event(CHANNEL, "update-1").await.unwrap();
+        store.set_setting("telegram.offset", "7").await.unwrap();
+        store.ping().await.unwrap();
+    }
+    assert!(path.is_file());
+
+    let store = SqliteStore::open(&path).await.unwrap();
+    let pending = store.pending().await.unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].expires_at, 1_700_000_600_000);
+    assert_eq!(
+        pending[0],
+        QuestionRecord {
+            delivery: Some(delivery),
+            ..record.clone()
+        }
+    );
+    assert_eq!(
+        store
+            .question_for_message(CHANNEL, &message(CONVERSATION, "17"))
+            .await
+            .unwrap(),
+        Some(record.id.clone())
+    );
+    assert!(!store.record_event(CHANNEL, "update-1").await.unwrap());
+    assert_eq!(store.setting("telegram.offset").await.unwrap().as_deref(), Some("7"));
+    // The session rule held across the reopen too.
+    let again = in_session(question("q2", 1_700_000_000_001), "build-bot", Some("s1"));
+    assert!(matches!(
+        store.insert(&again).await,
+        Err(StoreError::SessionBusy { .. })
+    ));
+    store.close().await;
+
+    let mut raw = raw_connection(&path).await;
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+        .fetch_one(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(mode, "wal");
+}
+
+#[tokio::test]
+async fn a_row_that_cannot_be_read_is_reported_not_panicked_on() {
+    let (store, _dir, path) = store().await;
+    for name in ["bad_request", "bad_status", "bad_locale", "bad_progress", "good"] {
+        store.insert(&question(name, 1)).await.unwrap();
+    }
+    let mut raw = raw_connection(&path).await;
+    for statement in [
+        "UPDATE questions SET request = 'not json {' WHERE id = 'bad_request'",
+        "UPDATE questions SET status = 'pondering' WHERE id = 'bad_status'",
+        "UPDATE questions SET locale = 'fr' WHERE id = 'bad_locale'",
+        r#"UPDATE questions SET progress = '{"deploy_target": [{"kind": "telepathy"}]}' WHERE id = 'bad_progress'"#,
+    ] {
+        sqlx::query(statement).execute(&mut raw).await.unwrap();
+    }
+    raw.close().await.unwrap();
+
+    for (name, column) in [
+        ("bad_request", "request"),
+        ("bad_status", "status"),
+        ("bad_locale", "locale"),
+        ("bad_progress", "progress"),
+    ] {
+        match store.get(&id(name)).await {
+            Err(StoreError::Corrupt(what)) => {
+                assert!(what.contains(name) && what.contains(column), "{what}");
+            }
+            other => panic!("expected Corrupt for {name}, got {other:?}"),
+        }
+    }
+    assert!(matches!(store.pending().await, Err(StoreError::Corrupt(_))));
+    assert!(store.get(&id("good")).await.unwrap().is_some());
+
+    // A resolution whose record cannot be read back is undone, not half applied.
+    let resolved = store
+        .resolve(&id("bad_request"), &ended(QuestionStatus::Expired, 9, "expired"))
+        .await;
+    assert!(matches!(resolved, Err(StoreError::Corrupt(_))), "{resolved:?}");
+    let mut raw = raw_connection(&path).await;
+    let status: String = sqlx::query_scalar("SELECT status FROM questions WHERE id = 'bad_request'")
+        .fetch_one(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(status, "pending");
+}
+
+#[tokio::test]
+async fn a_foreign_question_id_is_reported_not_panicked_on() {
+    let (store, _dir, path) = store().await;
+    store.insert(&question("q1", 1)).await.unwrap();
+    let mut raw = raw_connection(&path).await;
+    sqlx::query("UPDATE questions SET id = 'not an id!' WHERE id = 'q1'")
+        .execute(&mut raw)
+        .await
+        .unwrap();
+
+    match store.newest_pending_in_conversation(CHANNEL, CONVERSATION).await {
+        Err(StoreError::Corrupt(what)) => assert!(what.contains("not an id!"), "{what}"),
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+    assert!(matches!(store.pending().await, Err(StoreError::Corrupt(_))));
+}
+
+/// A pending "resolution" is a caller's bug: a debug build says so loudly.
+#[cfg(debug_assertions)]
+#[tokio::test]
+#[should_panic(expected = "resolved with status pending")]
+async fn a_pending_resolution_fails_a_debug_assertion() {
+    let (store, _dir, _) = store().await;
+    let record = question("q1", 1);
+    store.insert(&record).await.unwrap();
+    let _ = store
+        .resolve(&record.id, &ended(QuestionStatus::Pending, 2, "not really"))
+        .await;
+}
+
+/// A pending "resolution" is a caller's bug: a release build ignores it.
+#[cfg(not(debug_assertions))]
+#[tokio::test]
+async fn a_pending_resolution_changes_nothing() {
+    let (store, _dir, _) = store().await;
+    let record = question("q1", 1);
+    store.insert(&record).await.unwrap();
+    let resolved = store
+        .resolve(&record.id, &ended(QuestionStatus::Pending, 2, "not really"))
+        .await
+        .unwrap();
+    assert_eq!(resolved, None);
+    assert_eq!(store.get(&record.id).await.unwrap(), Some(record));
+}

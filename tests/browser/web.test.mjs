@@ -1,0 +1,412 @@
+// askgate's web page in a real browser (headless Chromium through playwright-core).
+//
+// Run by tests/browser.rs against a real `askgate serve`; it can also be run by
+// hand against a running server:
+//
+//   ASKGATE_URL=http://127.0.0.1:PORT ASKGATE_TOKEN=… ASKGATE_RECIPIENT=me \
+//   ASKGATE_WEB_LINK=http://127.0.0.1:PORT/web/KEY node tests/browser/web.test.mjs
+//
+// Questions are asked through the agent API, answered on the page the way a
+// person would (taps, typing), and every outcome is checked through the API.
+// Exits 0 when every scenario passed, 1 otherwise; a failed scenario leaves a
+// screenshot beside web.png.
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const shots = process.env.ASKGATE_SCREENSHOT_DIR || path.resolve(here, '..', '..', 'target', 'browser');
+const CHROMIUM = process.env.ASKGATE_CHROMIUM || '/usr/bin/chromium';
+const WAIT_MS = 15_000;
+
+function env(name) {
+  const value = process.env[name];
+  if (!value) {
+    console.error(`web.test.mjs: the environment variable ${name} is not set (see the comment at the top of this file).`);
+    process.exit(2);
+  }
+  return value;
+}
+
+const API = env('ASKGATE_URL').replace(/\/+$/, '');
+const TOKEN = env('ASKGATE_TOKEN');
+const LINK = env('ASKGATE_WEB_LINK');
+const RECIPIENT = env('ASKGATE_RECIPIENT');
+const RUN = Date.now().toString(36);
+
+// --- the agent side ---
+
+async function api(method, route, body) {
+  const response = await fetch(API + route, {
+    method,
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', accept: 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let json = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = null;
+  }
+  return { status: response.status, json, text };
+}
+
+let sessions = 0;
+
+async function ask(args) {
+  const body = { ...args, to: RECIPIENT, sessionId: `browser-${RUN}-${++sessions}` };
+  const response = await api('POST', '/v1/questions', body);
+  assert.equal(
+    response.status,
+    201,
+    `POST /v1/questions should answer 201, got ${response.status}: ${response.text}\nrequest: ${JSON.stringify(body)}`,
+  );
+  assert.ok(response.json && typeof response.json.id === 'string', `the question resource has an id: ${response.text}`);
+  assert.equal(response.json.status, 'pending', `a new question is pending: ${response.text}`);
+  return response.json.id;
+}
+
+// The question's resource once it is no longer pending.
+async function ended(id) {
+  const deadline = Date.now() + WAIT_MS;
+  let last = null;
+  while (Date.now() < deadline) {
+    last = await api('GET', `/v1/questions/${id}`);
+    assert.equal(last.status, 200, `GET /v1/questions/${id} should answer 200, got ${last.status}: ${last.text}`);
+    if (last.json.status !== 'pending') return last.json;
+    await sleep(100);
+  }
+  throw new Error(`question ${id} is still pending after ${WAIT_MS} ms: ${last && last.text}`);
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// --- the person's side ---
+
+const card = (page, id) => page.locator(`[data-testid="question-card"][data-question-id="${id}"]`);
+const recentCard = (page, id) => page.locator(`[data-testid="recent-card"][data-question-id="${id}"]`);
+
+function option(scope, label) {
+  return scope.locator('[data-testid="option"]').filter({
+    has: scope.page().locator('[data-testid="option-label"]', { hasText: new RegExp(`^${escapeRegExp(label)}$`) }),
+  });
+}
+
+function escapeRegExp(text) {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+async function until(what, check) {
+  const deadline = Date.now() + WAIT_MS;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      last = await check();
+      if (last) return last;
+    } catch (error) {
+      last = error;
+    }
+    await sleep(50);
+  }
+  throw new Error(`timed out after ${WAIT_MS} ms waiting until ${what}${last instanceof Error ? ` (${last.message})` : ''}`);
+}
+
+async function visible(locator, what) {
+  try {
+    await locator.waitFor({ state: 'visible', timeout: WAIT_MS });
+  } catch (error) {
+    throw new Error(`${what} did not appear on the page: ${error.message.split('\n')[0]}`);
+  }
+}
+
+async function gone(locator, what) {
+  try {
+    await locator.waitFor({ state: 'detached', timeout: WAIT_MS });
+  } catch (error) {
+    throw new Error(`${what} is still on the page: ${error.message.split('\n')[0]}`);
+  }
+}
+
+// A question arrived without a reload: the marker set on the first load survives.
+async function assertNoReload(page) {
+  assert.equal(await page.evaluate(() => window.__askgateLoadMarker), 'first load', 'the page was not reloaded');
+}
+
+// Phone rules: nothing wider than the screen, every control at least 44px tall.
+async function assertPhoneLayout(page, scope, what) {
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `${what}: the page is ${overflow}px wider than the phone screen`);
+  const controls = scope.locator('button:visible, input[type="text"]:visible, [data-testid="option"]:visible');
+  const count = await controls.count();
+  assert.ok(count > 0, `${what}: there are controls to check`);
+  for (let index = 0; index < count; index++) {
+    const box = await controls.nth(index).boundingBox();
+    const name = await controls.nth(index).evaluate((node) => node.dataset.testid || node.textContent.trim());
+    assert.ok(box && box.height >= 44, `${what}: "${name}" is ${box && box.height}px tall, less than 44px`);
+    assert.ok(box.width >= 44, `${what}: "${name}" is ${box.width}px wide, less than 44px`);
+  }
+}
+
+// --- the scenarios ---
+
+const DEPLOY = {
+  id: 'deploy_target',
+  header: 'Deploy',
+  question: 'Where should build <b>42</b> go?',
+  options: [
+    { label: 'Staging (Recommended)', description: 'safe, resets <i>nightly</i>' },
+    { label: 'Production', description: 'live traffic' },
+    { label: 'Canary' },
+  ],
+};
+
+const NOTIFY = {
+  id: 'notify',
+  header: 'Notify',
+  question: 'Who should be told?',
+  options: [{ label: 'Team channel' }, { label: 'On-call' }, { label: 'Nobody' }],
+  multiSelect: true,
+};
+
+async function singleTap(page) {
+  // The page is open before the question exists: it has to arrive live.
+  const id = await ask({ questions: [DEPLOY], timeoutSeconds: 900 });
+  const c = card(page, id);
+  await visible(c, 'the new question (delivered live, without a reload)');
+  await assertNoReload(page);
+
+  // Agent text is shown as text: the markup in it stays literal.
+  assert.equal(await c.locator('[data-testid="question-text"]').textContent(), 'Where should build <b>42</b> go?');
+  assert.equal(await c.locator('b, i').count(), 0, 'agent text made no elements');
+  assert.equal(await c.locator('[data-testid="question-header"]').textContent(), 'Deploy');
+  const labels = await c.locator('[data-testid="option-label"]').allTextContents();
+  assert.deepEqual(labels, ['Staging (Recommended)', 'Production', 'Canary']);
+  const descriptions = await c.locator('[data-testid="option-description"]').allTextContents();
+  assert.deepEqual(descriptions, ['safe, resets <i>nightly</i>', 'live traffic']);
+  const timeLeft = await c.locator('[data-testid="time-left"]').textContent();
+  assert.match(timeLeft, /^Reply within 1[45] min/, `time left is shown: "${timeLeft}"`);
+  assert.equal(await c.locator('[data-testid="step-bar"]').count(), 0, 'one question needs no step bar');
+  assert.equal(await page.locator('[data-testid="empty"]').isVisible(), false, 'the empty note is gone');
+  await assertPhoneLayout(page, c, 'the single-choice card');
+
+  await option(c, 'Production').click();
+
+  const resource = await ended(id);
+  assert.equal(resource.status, 'answered', `status: ${JSON.stringify(resource)}`);
+  assert.deepEqual(resource.result, { status: 'answered', answers: { answers: { deploy_target: ['Production'] } } });
+
+  const done = recentCard(page, id);
+  await visible(done, 'the summary of the answered question');
+  await gone(c, 'the answered question');
+  const summary = await done.locator('[data-testid="summary"]').textContent();
+  assert.match(summary, /Production/, `the summary names the answer: "${summary}"`);
+  assert.equal(await done.getAttribute('data-status'), 'answered');
+  await assertNoReload(page);
+}
+
+async function stepper(page) {
+  const id = await ask({ questions: [DEPLOY, NOTIFY] });
+  const c = card(page, id);
+  await visible(c, 'the two-question prompt');
+  await assertNoReload(page);
+
+  const stepCount = c.locator('[data-testid="step-count"]');
+  const next = c.locator('[data-testid="next"]');
+  const back = c.locator('[data-testid="back"]');
+  const submit = c.locator('[data-testid="submit"]');
+  const checkbox = (label) => option(c, label).locator('input[type="checkbox"]');
+
+  // Step 1: a single-select question; no Submit yet, Next only after a choice.
+  await visible(c.locator('[data-testid="step-bar"]'), 'the step bar');
+  assert.equal(await stepCount.textContent(), '1 / 2');
+  assert.equal(await c.locator('[data-testid="question-header"]').textContent(), 'Deploy');
+  assert.equal(await submit.isVisible(), false, 'no Submit on the first of two steps');
+  assert.equal(await back.isVisible(), false, 'no Back on the first step');
+  assert.equal(await next.isDisabled(), true, 'Next waits for an answer');
+  await assertPhoneLayout(page, c, 'step 1');
+
+  await option(c, 'Staging (Recommended)').click();
+  assert.equal(await option(c, 'Staging (Recommended)').getAttribute('aria-pressed'), 'true', 'a tap selects');
+  assert.equal(await next.isEnabled(), true, 'Next is enabled after a choice');
+  // Choosing on step 1 of several does not send anything yet.
+  assert.equal((await api('GET', `/v1/questions/${id}`)).json.status, 'pending');
+  await next.click();
+
+  // Step 2: a multi-select question; Submit only once it has an answer.
+  await until('step 2 is shown', async () => (await stepCount.textContent()) === '2 / 2');
+  assert.equal(await c.locator('[data-testid="question-header"]').textContent(), 'Notify');
+  assert.equal(await c.locator('input[type="checkbox"]').count(), 3, 'multi-select options are checkboxes');
+  assert.equal(await next.isVisible(), false, 'no Next on the last step');
+  assert.equal(await submit.isVisible(), true, 'Submit on the last step');
+  assert.equal(await submit.isDisabled(), true, 'Submit waits until every question has an answer');
+  await assertPhoneLayout(page, c, 'step 2');
+
+  await option(c, 'On-call').click();
+  assert.equal(await checkbox('On-call').isChecked(), true, 'a tap ticks the checkbox');
+  assert.equal(await submit.isEnabled(), true, 'Submit is enabled once every question has an answer');
+
+  // Back keeps what was chosen.
+  await back.click();
+  await until('step 1 is shown again', async () => (await stepCount.textContent()) === '1 / 2');
+  assert.equal(await option(c, 'Staging (Recommended)').getAttribute('aria-pressed'), 'true', 'step 1 kept its choice');
+  await next.click();
+  await until('step 2 is shown again', async () => (await stepCount.textContent()) === '2 / 2');
+  assert.equal(await checkbox('On-call').isChecked(), true, 'step 2 kept its choice');
+
+  await c.locator('[data-testid="other-input"]').fill('my manager');
+  await submit.click();
+
+  const resource = await ended(id);
+  assert.equal(resource.status, 'answered', `status: ${JSON.stringify(resource)}`);
+  assert.deepEqual(resource.result, {
+    status: 'answered',
+    answers: { answers: { deploy_target: ['Staging (Recommended)'], notify: ['On-call', 'my manager'] } },
+  });
+
+  const done = recentCard(page, id);
+  await visible(done, 'the summary of the answered prompt');
+  await gone(c, 'the answered prompt');
+  const summary = await done.locator('[data-testid="summary"]').textContent();
+  assert.match(summary, /Staging \(Recommended\)/, `the summary names the first answer: "${summary}"`);
+  assert.match(summary, /my manager/, `the summary names the free text: "${summary}"`);
+  await assertNoReload(page);
+}
+
+async function skip(page) {
+  const id = await ask({
+    questions: [
+      {
+        id: 'db_engine',
+        header: 'Database',
+        question: 'Which database should the service use?',
+        options: [{ label: 'SQLite (Recommended)' }, { label: 'PostgreSQL' }],
+      },
+    ],
+  });
+  const c = card(page, id);
+  await visible(c, 'the question to skip');
+  await c.locator('[data-testid="skip"]').click();
+
+  const resource = await ended(id);
+  assert.equal(resource.status, 'skipped', `status: ${JSON.stringify(resource)}`);
+  assert.deepEqual(resource.result, { status: 'no_answer' });
+
+  const done = recentCard(page, id);
+  await visible(done, 'the summary of the skipped question');
+  await gone(c, 'the skipped question');
+  assert.equal(await done.getAttribute('data-status'), 'skipped');
+  const summary = await done.locator('[data-testid="summary"]').textContent();
+  assert.match(summary, /Skipped/, `the summary says it was skipped: "${summary}"`);
+  await assertNoReload(page);
+}
+
+// --- running them ---
+
+async function main() {
+  fs.mkdirSync(shots, { recursive: true });
+  for (const old of fs.readdirSync(shots)) {
+    if (/^web-failed-\d+\.png$/.test(old)) fs.rmSync(path.join(shots, old));
+  }
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  let passed = 0;
+  let failed = 0;
+  try {
+    const context = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      deviceScaleFactor: 2,
+      isMobile: true,
+      hasTouch: true,
+      locale: 'en-US',
+    });
+    const page = await context.newPage();
+    const problems = [];
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
+    });
+
+    // A wrong key opens nothing.
+    for (const wrong of [`${LINK}x`, `${LINK}x/api/state`]) {
+      const status = (await fetch(wrong)).status;
+      assert.equal(status, 404, `GET ${wrong} (a wrong key) should answer 404, got ${status}`);
+    }
+
+    const response = await page.goto(LINK, { waitUntil: 'load' });
+    assert.equal(response && response.status(), 200, `GET ${LINK} should answer 200`);
+    await page.evaluate(() => {
+      window.__askgateLoadMarker = 'first load';
+    });
+    // Wait for the live stream before anything is asked, so that SSE delivers it.
+    await page.locator('[data-testid="connection"][data-state="live"]').waitFor({ timeout: WAIT_MS });
+    await visible(page.locator('[data-testid="empty"]'), 'the "nothing waiting" note on a fresh page');
+
+    const scenarios = [
+      ['(a) a single-select question answered by a tap', singleTap],
+      ['(b) a two-question prompt through the stepper', stepper],
+      ['(c) Skip gives no_answer', skip],
+    ];
+    for (const [name, run] of scenarios) {
+      const before = problems.length;
+      try {
+        await run(page);
+        assert.deepEqual(problems.slice(before), [], 'the page logged no errors');
+        passed++;
+        console.log(`ok - ${name}`);
+      } catch (error) {
+        failed++;
+        const file = path.join(shots, `web-failed-${passed + failed}.png`);
+        await page.screenshot({ path: file, fullPage: true }).catch(() => {});
+        console.log(`not ok - ${name}\n${indent(error.stack || String(error))}\n  screenshot: ${file}`);
+      }
+    }
+
+    // A pending prompt beside the summaries, for a person to look at.
+    const id = await ask({ questions: [DEPLOY, NOTIFY] }).catch(() => null);
+    if (id) {
+      await visible(card(page, id), 'the prompt for the screenshot').catch(() => {});
+      await option(card(page, id), 'Staging (Recommended)')
+        .click({ timeout: 2000 })
+        .catch(() => {});
+    }
+    await page.evaluate(() => window.scrollTo(0, 0));
+    const file = path.join(shots, 'web.png');
+    await page.screenshot({ path: file, fullPage: true });
+    console.log(`screenshot: ${file}`);
+  } finally {
+    await browser.close();
+  }
+  console.log(`${passed} passed, ${failed} failed`);
+  return failed === 0;
+}
+
+function indent(text) {
+  return text
+    .split('\n')
+    .map((line) => `  ${line}`)
+    .join('\n');
+}
+
+main().then(
+  (ok) => process.exit(ok ? 0 : 1),
+  (error) => {
+    console.error(`web.test.mjs failed before its scenarios ran: ${error.stack || error}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,574 @@
+//! The harness of the end-to-end suites: the real `askgate serve` on a
+//! loopback port with its own data directory and configuration, and HTTP
+//! helpers that read every reply the same way.
+//!
+//! A [`Server`] writes its configuration into a fresh temporary directory
+//! (which is also its data directory), starts the binary, and reads the port
+//! from the line `askgate listening on http://127.0.0.1:PORT`. The process is
+//! killed when the `Server` is dropped, also when a test panics. It can be
+//! killed hard (`SIGKILL`), stopped gracefully (`SIGTERM`) and started again
+//! on the same data directory and configuration; the port then changes.
+//!
+//! Every reply read through [`Reply::read`] is checked not to be a 500: no
+//! request a test makes may fail on askgate's side.
+#![allow(dead_code, reason = "each suite that includes the harness uses a part of it")]
+
+use std::io::{BufRead as _, BufReader, Read as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+/// The binary under test.
+pub(crate) const ASKGATE: &str = env!("CARGO_BIN_EXE_askgate");
+
+/// The token of agent `one`, which may ask everybody.
+pub(crate) const AGENT_TOKEN: &str = "svc-test-agent-one-0123456789abcdefghijklmn";
+/// The token of agent `limited`, which may ask only `me`.
+pub(crate) const LIMITED_TOKEN: &str = "svc-test-agent-limited-0123456789abcdefghij";
+/// The page key of recipient `me` (display name "Me").
+pub(crate) const ME_KEY: &str = "svc-test-web-key-me-0123456789abcdefghijklmnop";
+/// The page key of recipient `other`.
+pub(crate) const OTHER_KEY: &str = "svc-test-web-key-other-0123456789abcdefghijklm";
+/// The configured `max_body_bytes`.
+pub(crate) const MAX_BODY_BYTES: usize = 65_536;
+
+/// How long askgate may take to print its listening line.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default deadline for conditions a test polls for.
+pub(crate) const POLL_TIMEOUT: Duration = Duration::from_secs(15);
+const POLL_INTERVAL: Duration = Duration::from_millis(25);
+
+/// The configuration every harness server runs with.
+pub(crate) fn config_text(data_dir: &Path) -> String {
+    let data_dir =
+        serde_json::to_string(data_dir.to_str().expect("a UTF-8 temporary directory")).expect("a path serializes");
+    format!(
+        r#"[server]
+listen = "127.0.0.1:0"
+data_dir = {data_dir}
+max_body_bytes = {MAX_BODY_BYTES}
+ask_keepalive_seconds = 1
+
+[agents.one]
+token = "{AGENT_TOKEN}"
+recipients = ["*"]
+
+[agents.limited]
+token = "{LIMITED_TOKEN}"
+recipients = ["me"]
+
+[channels.web]
+type = "web"
+
+[recipients.me]
+channel = "web"
+display_name = "Me"
+locale = "en"
+web_key = "{ME_KEY}"
+
+[recipients.other]
+channel = "web"
+web_key = "{OTHER_KEY}"
+"#
+    )
+}
+
+/// A running `askgate serve`.
+struct Process {
+    child: Child,
+    stderr: Arc<Mutex<String>>,
+    stderr_reader: Option<JoinHandle<()>>,
+}
+
+impl Process {
+    /// Kills the process (`SIGKILL`) and reaps it.
+    fn kill(&mut self) {
+        // Already gone is fine: the point is that it is not running.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// What it wrote to stderr, all of it once it has exited.
+    fn stderr(&mut self) -> String {
+        if self.child.try_wait().ok().flatten().is_some()
+            && let Some(reader) = self.stderr_reader.take()
+        {
+            let _ = reader.join();
+        }
+        self.stderr.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+}
+
+/// The real askgate service, in its own temporary data directory.
+pub(crate) struct Server {
+    process: Option<Process>,
+    base: String,
+    http: reqwest::Client,
+    config: PathBuf,
+    dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut process) = self.process.take() {
+            process.kill();
+        }
+    }
+}
+
+impl Server {
+    /// Writes the harness configuration and starts askgate on it.
+    pub(crate) fn start() -> Self {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let config = dir.path().join("askgate.toml");
+        std::fs::write(&config, config_text(dir.path())).expect("the configuration is written");
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            // A safety net against a hung test; tests wait with their own deadlines.
+            .timeout(Duration::from_secs(90))
+            .build()
+            .expect("an HTTP client");
+        let mut server = Self {
+            process: None,
+            base: String::new(),
+            http,
+            config,
+            dir,
+        };
+        server.spawn();
+        server
+    }
+
+    /// Starts askgate again on the same configuration and data directory
+    /// (after [`Server::kill`] or [`Server::terminate`]); the port changes.
+    pub(crate) fn restart(&mut self) {
+        assert!(self.process.is_none(), "askgate is still running; stop it first");
+        self.spawn();
+    }
+
+    fn spawn(&mut self) {
+        let mut child = Command::new(ASKGATE)
+            .arg("serve")
+            .arg("--config")
+            .arg(&self.config)
+            .current_dir(self.dir.path())
+            .env("RUST_LOG", "info,sqlx=warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the askgate binary starts");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut stderr_pipe = child.stderr.take().expect("piped stderr");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let stderr_reader = {
+            let stderr = stderr.clone();
+            thread::spawn(move || {
+                let mut buffer = [0_u8; 4096];
+                while let Ok(read @ 1..) = stderr_pipe.read(&mut buffer) {
+                    stderr
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push_str(&String::from_utf8_lossy(&buffer[..read]));
+                }
+            })
+        };
+        let (found, listening) = mpsc::channel();
+        // Reads stdout to its end, so that askgate never blocks on a full pipe.
+        thread::spawn(move || {
+            let mut found = Some(found);
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Some(url) = line.strip_prefix("askgate listening on ")
+                    && let Some(found) = found.take()
+                {
+                    let _ = found.send(url.trim().to_owned());
+                }
+            }
+        });
+        let mut process = Process {
+            child,
+            stderr,
+            stderr_reader: Some(stderr_reader),
+        };
+        match listening.recv_timeout(STARTUP_TIMEOUT) {
+            Ok(url) => {
+                let port = url
+                    .strip_prefix("http://127.0.0.1:")
+                    .and_then(|port| port.parse::<u16>().ok());
+                assert!(
+                    port.is_some_and(|port| port != 0),
+                    "askgate announced {url:?}, not http://127.0.0.1:PORT"
+                );
+                self.base = url;
+                self.process = Some(process);
+            }
+            Err(error) => {
+                process.kill();
+                panic!(
+                    "askgate did not print its listening line ({error}); its stderr:\n{}",
+                    process.stderr()
+                );
+            }
+        }
+    }
+
+    /// Kills askgate hard (`SIGKILL`): nothing is flushed, nothing is cleaned up.
+    pub(crate) fn kill(&mut self) {
+        let mut process = self.process.take().expect("askgate is running");
+        process.kill();
+    }
+
+    /// Sends `SIGTERM` and waits up to `within` for askgate to exit.
+    pub(crate) async fn terminate(&mut self, within: Duration) -> ExitStatus {
+        let mut process = self.process.take().expect("askgate is running");
+        let pid = process.child.id().to_string();
+        let sent = Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill(1) runs");
+        assert!(sent.success(), "kill -TERM {pid} failed: {sent}");
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(status) = process.child.try_wait().expect("the child can be waited for") {
+                return status;
+            }
+            if Instant::now() > deadline {
+                process.kill();
+                panic!(
+                    "askgate did not exit within {within:?} of SIGTERM; its stderr:\n{}",
+                    process.stderr()
+                );
+            }
+            tokio::time::sleep(POLL_INTERVAL).await;
+        }
+    }
+
+    /// What askgate has written to stderr (its log).
+    pub(crate) fn stderr(&mut self) -> String {
+        self.process.as_mut().map(Process::stderr).unwrap_or_default()
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub(crate) fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// The absolute URL of a path.
+    pub(crate) fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// The configuration file.
+    pub(crate) fn config_path(&self) -> &Path {
+        &self.config
+    }
+
+    /// The data directory (also holds the configuration).
+    pub(crate) fn data_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// An HTTP client (cheap to clone; no proxy).
+    pub(crate) fn http(&self) -> reqwest::Client {
+        self.http.clone()
+    }
+
+    /// Sends a request and reads its reply.
+    pub(crate) async fn send(&self, request: reqwest::RequestBuilder) -> Reply {
+        Reply::read(request.send().await.expect("askgate answers the request")).await
+    }
+
+    /// `POST path` with a JSON body and an optional bearer token.
+    pub(crate) async fn post_json(&self, path: &str, token: Option<&str>, body: &Value) -> (u16, Value) {
+        let mut request = self.http.post(self.url(path)).json(body);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        self.send(request).await.status_json()
+    }
+
+    /// `POST path` with no body, with an optional bearer token.
+    pub(crate) async fn post_empty(&self, path: &str, token: Option<&str>) -> (u16, Value) {
+        let mut request = self.http.post(self.url(path));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        self.send(request).await.status_json()
+    }
+
+    /// `GET path` with an optional bearer token; the body as JSON.
+    pub(crate) async fn get(&self, path: &str, token: Option<&str>) -> (u16, Value) {
+        self.get_reply(path, token).await.status_json()
+    }
+
+    /// `GET path` with an optional bearer token; the whole reply.
+    pub(crate) async fn get_reply(&self, path: &str, token: Option<&str>) -> Reply {
+        let mut request = self.http.get(self.url(path));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        self.send(request).await
+    }
+
+    /// `POST /v1/questions` as agent `one`; the resource of the accepted question.
+    pub(crate) async fn create(&self, body: &Value) -> Value {
+        let (status, resource) = self.post_json("/v1/questions", Some(AGENT_TOKEN), body).await;
+        assert_eq!(status, 201, "POST /v1/questions {body} answered {resource}");
+        assert_eq!(resource["status"], "pending", "{resource}");
+        resource
+    }
+
+    /// `GET /v1/questions/{id}` as agent `one`; the resource.
+    pub(crate) async fn question(&self, id: &str) -> Value {
+        let (status, resource) = self.get(&format!("/v1/questions/{id}"), Some(AGENT_TOKEN)).await;
+        assert_eq!(status, 200, "GET /v1/questions/{id} answered {resource}");
+        resource
+    }
+
+    /// Polls `GET /v1/questions/{id}` until its status is `status`.
+    pub(crate) async fn question_with_status(&self, id: &str, status: &str, within: Duration) -> Value {
+        let deadline = Instant::now() + within;
+        loop {
+            let resource = self.question(id).await;
+            if resource["status"] == status {
+                return resource;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "question {id} is not {status} after {within:?}: {resource}"
+            );
+            tokio::time::sleep(POLL_INTERVAL).await;
+        }
+    }
+
+    /// `GET /web/{key}/api/state`.
+    pub(crate) async fn web_state(&self, key: &str) -> Value {
+        let (status, state) = self.get(&format!("/web/{key}/api/state"), None).await;
+        assert_eq!(status, 200, "the page state answered {state}");
+        state
+    }
+
+    /// Polls the page state until it lists at least `count` pending questions; returns them.
+    pub(crate) async fn pending_on_page(&self, key: &str, count: usize) -> Vec<Value> {
+        let deadline = Instant::now() + POLL_TIMEOUT;
+        loop {
+            let state = self.web_state(key).await;
+            let pending = state["pending"]
+                .as_array()
+                .expect("the page state lists pending questions");
+            if pending.len() >= count {
+                return pending.clone();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the page does not show {count} pending question(s) after {POLL_TIMEOUT:?}: {state}"
+            );
+            tokio::time::sleep(POLL_INTERVAL).await;
+        }
+    }
+
+    /// Answers on the web page: `answers` maps question ids to `{"options": [...], "text": ...}`.
+    pub(crate) async fn web_answer(&self, key: &str, id: &str, answers: &Value) -> (u16, Value) {
+        let path = format!("/web/{key}/api/questions/{id}/answer");
+        self.post_json(&path, None, &json!({ "answers": answers })).await
+    }
+
+    /// Chooses option `index` of the question `question` on the web page.
+    pub(crate) async fn web_choose(&self, key: &str, id: &str, question: &str, index: usize) -> (u16, Value) {
+        self.web_answer(key, id, &json!({ question: {"options": [index], "text": null} }))
+            .await
+    }
+
+    /// Skips a question on the web page.
+    pub(crate) async fn web_skip(&self, key: &str, id: &str) -> (u16, Value) {
+        self.post_empty(&format!("/web/{key}/api/questions/{id}/skip"), None)
+            .await
+    }
+}
+
+/// A reply, read whole.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) headers: reqwest::header::HeaderMap,
+    pub(crate) text: String,
+}
+
+impl Reply {
+    /// Reads a response to its end; a 500 fails the test.
+    pub(crate) async fn read(response: reqwest::Response) -> Self {
+        let status = response.status().as_u16();
+        let url = response.url().clone();
+        let headers = response.headers().clone();
+        let text = response.text().await.expect("the reply body can be read");
+        assert_no_server_error(status, &format!("{url}: {text}"));
+        Self { status, headers, text }
+    }
+
+    /// The body as JSON (leading whitespace allowed, as JSON allows it).
+    pub(crate) fn json(&self) -> Value {
+        serde_json::from_str(&self.text)
+            .unwrap_or_else(|error| panic!("the body ({}) is not JSON ({error}): {:?}", self.status, self.text))
+    }
+
+    /// The status and the body as JSON.
+    pub(crate) fn status_json(&self) -> (u16, Value) {
+        (self.status, self.json())
+    }
+
+    /// A header's value as text.
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|value| value.to_str().ok())
+    }
+}
+
+/// Fails the test on a 5xx: askgate must never fail on a test's request.
+pub(crate) fn assert_no_server_error(status: u16, what: &str) {
+    assert!(status < 500, "askgate answered {status}: {what}");
+}
+
+/// A `text/event-stream` response, read event by event.
+pub(crate) struct EventStream {
+    response: reqwest::Response,
+    buffer: String,
+}
+
+/// One server-sent event.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Event {
+    pub(crate) event: String,
+    pub(crate) data: String,
+}
+
+impl EventStream {
+    pub(crate) fn new(response: reqwest::Response) -> Self {
+        assert_no_server_error(response.status().as_u16(), response.url().as_str());
+        Self {
+            response,
+            buffer: String::new(),
+        }
+    }
+
+    /// The next event (comments such as keep-alives skipped), or `None` when
+    /// the stream ends. Fails the test if neither happens `within`.
+    pub(crate) async fn next(&mut self, within: Duration) -> Option<Event> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            while let Some(end) = self.buffer.find("\n\n") {
+                let frame: String = self.buffer.drain(..end + 2).collect();
+                let mut event = Event {
+                    event: "message".to_owned(),
+                    data: String::new(),
+                };
+                let mut has_data = false;
+                for line in frame.lines() {
+                    if let Some(name) = line.strip_prefix("event:") {
+                        name.trim().clone_into(&mut event.event);
+                    } else if let Some(data) = line.strip_prefix("data:") {
+                        if has_data {
+                            event.data.push('\n');
+                        }
+                        event.data.push_str(data.strip_prefix(' ').unwrap_or(data));
+                        has_data = true;
+                    }
+                }
+                if has_data {
+                    return Some(event);
+                }
+            }
+            let chunk = tokio::time::timeout_at(deadline, self.response.chunk())
+                .await
+                .unwrap_or_else(|_| panic!("no event and no end of the stream within {within:?}"))
+                .expect("the event stream can be read");
+            match chunk {
+                Some(bytes) => self.buffer.push_str(&String::from_utf8_lossy(&bytes)),
+                None => return None,
+            }
+        }
+    }
+}
+
+/// Milliseconds since the Unix epoch of an RFC 3339 timestamp
+/// (`2026-12-02T16:00:00.000Z`, any fraction, `Z` or `±HH:MM`); fails the
+/// test if `text` is not one.
+pub(crate) fn rfc3339_millis(text: &str) -> i64 {
+    let fail = || -> ! { panic!("{text:?} is not an RFC 3339 timestamp") };
+    let bytes = text.as_bytes();
+    if bytes.len() < 20
+        || bytes[4] != b'-'
+        || bytes[7] != b'-'
+        || !matches!(bytes[10], b'T' | b't')
+        || bytes[13] != b':'
+        || bytes[16] != b':'
+    {
+        fail();
+    }
+    let number = |from: usize, to: usize| -> i64 {
+        let digits = &text[from..to];
+        if !digits.bytes().all(|b| b.is_ascii_digit()) {
+            fail();
+        }
+        digits.parse().unwrap_or_else(|_| fail())
+    };
+    let (year, month, day) = (number(0, 4), number(5, 7), number(8, 10));
+    let (hour, minute, second) = (number(11, 13), number(14, 16), number(17, 19));
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
+        fail();
+    }
+    let mut rest = &text[19..];
+    let mut millis = 0;
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let digits = fraction.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            fail();
+        }
+        let padded = format!("{:0<3}", &fraction[..digits.min(3)]);
+        millis = padded.parse::<i64>().unwrap_or_else(|_| fail());
+        rest = &fraction[digits..];
+    }
+    let offset_minutes = match rest.as_bytes() {
+        [b'Z' | b'z'] => 0,
+        [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
+            let hours: i64 = rest[1..3].parse().unwrap_or_else(|_| fail());
+            let minutes: i64 = rest[4..6].parse().unwrap_or_else(|_| fail());
+            let total = hours * 60 + minutes;
+            if *sign == b'+' { total } else { -total }
+        }
+        _ => fail(),
+    };
+    // Days from the civil date (H. Hinnant's algorithm).
+    let shifted_year = if month <= 2 { year - 1 } else { year };
+    let era = shifted_year.div_euclid(400);
+    let year_of_era = shifted_year - era * 400;
+    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    let days = era * 146_097 + day_of_era - 719_468;
+    ((days * 24 + hour) * 60 + minute - offset_minutes) * 60_000 + second * 1000 + millis
+}
+
+/// Now, in milliseconds since the Unix epoch.
+pub(crate) fn now_millis() -> i64 {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("the clock is after 1970");
+    i64::try_from(since.as_millis()).expect("milliseconds fit an i64")
+}
+
+/// The value of a sample in Prometheus/OpenMetrics text (`name{labels}`
+/// exactly as written), if it is there.
+pub(crate) fn metric(text: &str, sample: &str) -> Option<f64> {
+    text.lines()
+        .filter(|line| !line.starts_with('#'))
+        .find_map(|line| line.strip_prefix(sample)?.strip_prefix(' '))
+        .map(|value| {
+            let value = value.split_whitespace().next().unwrap_or(value);
+            value
+                .parse()
+                .unwrap_or_else(|_| panic!("{sample} has no number: {value:?}"))
+        })
+}
