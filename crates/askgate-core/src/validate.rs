@@ -236,6 +236,35 @@ fn string_field(map: &Map<String, Value>, parent: &str, field: &str, errors: &mu
     }
 }
 
+/// A required array field; `what` says what it holds ("2 to 4 options").
+fn array<'v>(
+    value: Option<&'v Value>,
+    path: &str,
+    field: &str,
+    what: &str,
+    errors: &mut Errors,
+) -> Option<&'v Vec<Value>> {
+    match value {
+        None | Some(Value::Null) => {
+            errors.push(
+                ErrorCode::MissingField,
+                path,
+                format!("\"{field}\" is required: give {what}."),
+            );
+            None
+        }
+        Some(Value::Array(items)) => Some(items),
+        Some(other) => {
+            errors.push(
+                ErrorCode::InvalidType,
+                path,
+                format!("\"{field}\" must be an array of {what}, not {}.", json_type(other)),
+            );
+            None
+        }
+    }
+}
+
 fn read_request(value: &Value, errors: &mut Errors) -> Option<AskRequest> {
     let map = object(
         value,
@@ -254,28 +283,7 @@ fn read_request(value: &Value, errors: &mut Errors) -> Option<AskRequest> {
 
 fn read_questions(value: Option<&Value>, errors: &mut Errors) -> Option<Vec<Question>> {
     let path = "questions";
-    let items = match value {
-        None | Some(Value::Null) => {
-            errors.push(
-                ErrorCode::MissingField,
-                path,
-                "\"questions\" is required: give 1 to 3 questions.",
-            );
-            return None;
-        }
-        Some(Value::Array(items)) => items,
-        Some(other) => {
-            errors.push(
-                ErrorCode::InvalidType,
-                path,
-                format!(
-                    "\"questions\" must be an array of 1 to 3 questions, not {}.",
-                    json_type(other)
-                ),
-            );
-            return None;
-        }
-    };
+    let items = array(value, path, "questions", "1 to 3 questions", errors)?;
     if !(MIN_QUESTIONS..=MAX_QUESTIONS).contains(&items.len()) {
         errors.push(
             ErrorCode::QuestionCount,
@@ -413,28 +421,7 @@ fn read_multi_select(value: Option<&Value>, path: &str, errors: &mut Errors) -> 
 }
 
 fn read_options(value: Option<&Value>, path: &str, errors: &mut Errors) -> Option<Vec<QuestionOption>> {
-    let items = match value {
-        None | Some(Value::Null) => {
-            errors.push(
-                ErrorCode::MissingField,
-                path,
-                "\"options\" is required: give 2 to 4 options.",
-            );
-            return None;
-        }
-        Some(Value::Array(items)) => items,
-        Some(other) => {
-            errors.push(
-                ErrorCode::InvalidType,
-                path,
-                format!(
-                    "\"options\" must be an array of 2 to 4 options, not {}.",
-                    json_type(other)
-                ),
-            );
-            return None;
-        }
-    };
+    let items = array(value, path, "options", "2 to 4 options", errors)?;
     if !(MIN_OPTIONS..=MAX_OPTIONS).contains(&items.len()) {
         errors.push(
             ErrorCode::OptionCount,

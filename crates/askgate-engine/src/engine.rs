@@ -143,6 +143,9 @@ pub(crate) struct Inner {
     pub(crate) clock: Clock,
     observer: Arc<dyn Observer>,
     changes: broadcast::Sender<Arc<QuestionRecord>>,
+    /// One wake-up per question with waiting agents, so that an answer wakes
+    /// only its own waiters (a shared channel would wake all of them).
+    waiters: Mutex<HashMap<QuestionId, Arc<Notify>>>,
     deadlines: Mutex<BTreeSet<(Timestamp, QuestionId)>>,
     deadline_added: Notify,
 }
@@ -175,6 +178,7 @@ impl Engine {
                 clock,
                 observer,
                 changes,
+                waiters: Mutex::new(HashMap::new()),
                 deadlines: Mutex::new(BTreeSet::new()),
                 deadline_added: Notify::new(),
             }),
@@ -289,31 +293,42 @@ impl Engine {
 
     /// The question once it has ended, or as it is after `max` has passed.
     pub async fn wait(&self, id: &QuestionId, max: Duration) -> Result<QuestionRecord, EngineError> {
-        let mut changes = self.inner.changes.subscribe();
-        let record = self.get(id).await?.ok_or(EngineError::NotFound)?;
-        if record.status.is_final() || max.is_zero() {
-            return Ok(record);
-        }
-        let clock = self.inner.clock.clone();
-        let deadline = clock.sleep(max);
+        let woken = self.waiter(id);
+        let deadline = self.inner.clock.sleep(max);
         tokio::pin!(deadline);
         loop {
+            // Registered before the store is read, so that a resolution in
+            // between is not missed.
+            let notified = woken.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let record = self.get(id).await?.ok_or(EngineError::NotFound)?;
+            if record.status.is_final() {
+                // Nobody waits on an ended question beyond this read: drop its entry.
+                self.wake_waiters(id);
+                return Ok(record);
+            }
+            if max.is_zero() {
+                return Ok(record);
+            }
             tokio::select! {
-                change = changes.recv() => match change {
-                    Ok(record) if record.id == *id && record.status.is_final() => return Ok((*record).clone()),
-                    Ok(_) => {}
-                    Err(broadcast::error::RecvError::Lagged(_)) => {
-                        let record = self.get(id).await?.ok_or(EngineError::NotFound)?;
-                        if record.status.is_final() {
-                            return Ok(record);
-                        }
-                    }
-                    Err(broadcast::error::RecvError::Closed) => break,
-                },
-                () = &mut deadline => break,
+                () = &mut notified => {}
+                () = &mut deadline => return self.get(id).await?.ok_or(EngineError::NotFound),
             }
         }
-        self.get(id).await?.ok_or(EngineError::NotFound)
+    }
+
+    fn waiter(&self, id: &QuestionId) -> Arc<Notify> {
+        let mut waiters = self.inner.waiters.lock().unwrap_or_else(PoisonError::into_inner);
+        waiters.entry(id.clone()).or_default().clone()
+    }
+
+    /// Wakes the agents waiting for `id`; it has ended, so none will wait again.
+    fn wake_waiters(&self, id: &QuestionId) {
+        let woken = self.inner.waiters.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
+        if let Some(woken) = woken {
+            woken.notify_waiters();
+        }
     }
 
     /// Every change to any question, as it happens (for live views).
@@ -410,6 +425,7 @@ impl Engine {
         self.lock_deadlines().remove(&(record.expires_at, record.id.clone()));
         info!(question = %record.id, channel = %record.channel, status = %record.status, "question ended");
         self.inner.observer.question_resolved(&record);
+        self.wake_waiters(&record.id);
         self.publish(record.clone());
         self.spawn_finish(record.clone());
         Ok(Some(record))

@@ -21,9 +21,8 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePo
 
 use crate::{QuestionRecord, QuestionStatus, Resolution, Store, StoreError};
 
-/// Connections in the pool. WAL lets readers run beside the one writer;
-/// writers queue on SQLite's lock (see [`BUSY_TIMEOUT`]).
-const MAX_CONNECTIONS: u32 = 4;
+/// Connections for reading. WAL lets readers run beside the one writer.
+const MAX_READERS: u32 = 4;
 
 /// How long a statement waits for another connection's write lock before it
 /// fails with "database is locked".
@@ -50,10 +49,14 @@ macro_rules! select_questions {
 
 /// [`Store`] on a SQLite file.
 ///
-/// Cloning is cheap and shares the connection pool.
+/// Cloning is cheap and shares the connection pools. Writes go through a
+/// pool of one connection, so that concurrent writers queue in order on it
+/// rather than in SQLite's busy handler, which sleeps and retries (measured:
+/// 32 answers in flight were slower than answering one at a time).
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
+    writer: SqlitePool,
 }
 
 impl SqliteStore {
@@ -74,18 +77,17 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT);
-        let pool = SqlitePoolOptions::new()
-            .max_connections(MAX_CONNECTIONS)
-            .connect_with(options)
-            .await?;
-        sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
-        Ok(Self { pool })
+        let writer = SqlitePoolOptions::new().max_connections(1).connect_with(options.clone()).await?;
+        sqlx::migrate!("./migrations/sqlite").run(&writer).await?;
+        let pool = SqlitePoolOptions::new().max_connections(MAX_READERS).connect_with(options).await?;
+        Ok(Self { pool, writer })
     }
 
     /// Closes every connection, waiting for them to finish. Dropping the
     /// store closes them too, but in the background.
     pub async fn close(&self) {
         self.pool.close().await;
+        self.writer.close().await;
     }
 }
 
@@ -102,7 +104,7 @@ impl Store for SqliteStore {
         let resolution = question.resolution.as_ref().map(encode).transpose()?;
         let resolved_at = question.resolution.as_ref().map(|resolution| resolution.at);
 
-        let mut tx = self.pool.begin_with(BEGIN_WRITE).await?;
+        let mut tx = self.writer.begin_with(BEGIN_WRITE).await?;
         let inserted = sqlx::query(
             "INSERT INTO questions (id, status, agent, session_id, run_id, recipient, channel, conversation, \
              locale, request, created_at, expires_at, delivery, progress, resolution, resolved_at) \
@@ -158,7 +160,7 @@ impl Store for SqliteStore {
     /// the newest delivery is what the platform shows.
     async fn set_delivery(&self, id: &QuestionId, delivery: &Delivery) -> Result<(), StoreError> {
         let json = encode(delivery)?;
-        let mut tx = self.pool.begin_with(BEGIN_WRITE).await?;
+        let mut tx = self.writer.begin_with(BEGIN_WRITE).await?;
         let updated = sqlx::query("UPDATE questions SET delivery = ? WHERE id = ?")
             .bind(json)
             .bind(id.as_str())
@@ -176,7 +178,7 @@ impl Store for SqliteStore {
 
     /// An unknown id is `StoreError::Database(sqlx::Error::RowNotFound)`.
     async fn attach_message(&self, id: &QuestionId, message: &MessageRef) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin_with(BEGIN_WRITE).await?;
+        let mut tx = self.writer.begin_with(BEGIN_WRITE).await?;
         if !index_message(&mut tx, id, message).await? {
             return Err(sqlx::Error::RowNotFound.into());
         }
@@ -222,7 +224,7 @@ impl Store for SqliteStore {
         let updated = sqlx::query("UPDATE questions SET progress = ? WHERE id = ? AND status = 'pending'")
             .bind(json)
             .bind(id.as_str())
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(updated.rows_affected() == 1)
     }
@@ -243,7 +245,7 @@ impl Store for SqliteStore {
             return Ok(None);
         }
         let json = encode(resolution)?;
-        let mut tx = self.pool.begin_with(BEGIN_WRITE).await?;
+        let mut tx = self.writer.begin_with(BEGIN_WRITE).await?;
         // The compare-and-set: only the first resolution finds it pending.
         let updated = sqlx::query(
             "UPDATE questions SET status = ?, resolution = ?, resolved_at = ? WHERE id = ? AND status = 'pending'",
@@ -312,7 +314,7 @@ impl Store for SqliteStore {
         let inserted = sqlx::query("INSERT OR IGNORE INTO inbound_events (channel, event_id) VALUES (?, ?)")
             .bind(channel)
             .bind(event_id)
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(inserted.rows_affected() == 1)
     }
@@ -341,7 +343,7 @@ impl Store for SqliteStore {
         )
         .bind(key)
         .bind(value)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(())
     }
