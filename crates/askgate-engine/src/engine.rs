@@ -325,7 +325,12 @@ impl Engine {
 
     /// Wakes the agents waiting for `id`; it has ended, so none will wait again.
     fn wake_waiters(&self, id: &QuestionId) {
-        let woken = self.inner.waiters.lock().unwrap_or_else(PoisonError::into_inner).remove(id);
+        let woken = self
+            .inner
+            .waiters
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id);
         if let Some(woken) = woken {
             woken.notify_waiters();
         }

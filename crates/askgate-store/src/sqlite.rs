@@ -77,9 +77,15 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT);
-        let writer = SqlitePoolOptions::new().max_connections(1).connect_with(options.clone()).await?;
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options.clone())
+            .await?;
         sqlx::migrate!("./migrations/sqlite").run(&writer).await?;
-        let pool = SqlitePoolOptions::new().max_connections(MAX_READERS).connect_with(options).await?;
+        let pool = SqlitePoolOptions::new()
+            .max_connections(MAX_READERS)
+            .connect_with(options)
+            .await?;
         Ok(Self { pool, writer })
     }
 
