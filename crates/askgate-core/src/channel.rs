@@ -235,4 +235,12 @@ pub trait InboundSink: Send + Sync + 'static {
     /// Records that `message` belongs to `question` too (a force-reply sent
     /// for Other…), so that a reply to it answers the question.
     async fn attach(&self, channel: &str, question: &QuestionId, message: MessageRef);
+
+    /// The channel's saved position in its platform's event stream (a
+    /// Telegram update offset), if it saved one.
+    async fn cursor(&self, channel: &str) -> Option<String>;
+
+    /// Saves the channel's position; an adapter moves it past an event only
+    /// after [`InboundSink::handle`] returned for it.
+    async fn save_cursor(&self, channel: &str, cursor: &str);
 }

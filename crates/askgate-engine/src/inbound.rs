@@ -27,6 +27,26 @@ impl InboundSink for Engine {
             warn!(channel, %question, %error, "could not attach a message to its question");
         }
     }
+
+    async fn cursor(&self, channel: &str) -> Option<String> {
+        match self.inner.store.setting(&cursor_key(channel)).await {
+            Ok(cursor) => cursor,
+            Err(error) => {
+                warn!(channel, %error, "could not read the channel's cursor");
+                None
+            }
+        }
+    }
+
+    async fn save_cursor(&self, channel: &str, cursor: &str) {
+        if let Err(error) = self.inner.store.set_setting(&cursor_key(channel), cursor).await {
+            warn!(channel, %error, "could not save the channel's cursor");
+        }
+    }
+}
+
+fn cursor_key(channel: &str) -> String {
+    format!("cursor:{channel}")
 }
 
 impl Engine {

@@ -767,6 +767,25 @@ async fn wait_returns_the_question_as_it_is_when_time_is_up() {
 }
 
 #[tokio::test]
+async fn a_channel_cursor_is_kept_across_restarts() {
+    let h = harness().await;
+    assert_eq!(h.engine.cursor("chat").await, None);
+    h.engine.save_cursor("chat", "41").await;
+    h.engine.save_cursor("chat", "42").await;
+    let Harness {
+        dir,
+        clock,
+        chat,
+        engine,
+        stop_timers,
+    } = h;
+    drop((engine, stop_timers));
+    let h = start(dir, clock, chat).await;
+    assert_eq!(h.engine.cursor("chat").await.as_deref(), Some("42"));
+    assert_eq!(h.engine.cursor("other").await, None);
+}
+
+#[tokio::test]
 async fn direct_answers_are_checked_against_the_question() {
     let h = harness().await;
     let record = h.ask("alice", two()).await;

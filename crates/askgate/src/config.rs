@@ -61,6 +61,11 @@ pub(crate) struct AgentConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ChannelKind {
     Web,
+    Telegram {
+        token: Secret,
+        /// Another Bot API server (a local one, or the tests' fake).
+        api_url: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -76,6 +81,12 @@ pub(crate) struct RecipientConfig {
     pub(crate) display_name: String,
     pub(crate) locale: Locale,
     pub(crate) web_key: Option<Secret>,
+    /// The platform conversation (a Telegram chat id); the web channel uses the name.
+    pub(crate) conversation: Option<String>,
+    /// A thread in it (a Telegram forum topic).
+    pub(crate) thread: Option<String>,
+    /// Platform user ids allowed to answer; empty: the person of a direct chat.
+    pub(crate) answerers: Vec<String>,
 }
 
 /// One problem of a configuration: where, what, and how to fix it.
@@ -147,6 +158,9 @@ struct RawAgent {
 struct RawChannel {
     #[serde(rename = "type")]
     kind: String,
+    token: Option<String>,
+    mode: Option<String>,
+    api_url: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -155,6 +169,9 @@ struct RawRecipient {
     display_name: Option<String>,
     locale: Option<String>,
     web_key: Option<String>,
+    chat_id: Option<i64>,
+    topic: Option<i64>,
+    answerers: Option<Vec<i64>>,
 }
 
 /// Collects problems while a configuration is checked.
@@ -279,15 +296,69 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
 
     let mut channels = Vec::new();
     for (name, channel) in &raw.channels {
+        let key = |field: &str| format!("channels.{name}.{field}");
         match channel.kind.as_str() {
             "web" => channels.push(ChannelConfig {
                 name: name.clone(),
                 kind: ChannelKind::Web,
             }),
+            "telegram" => {
+                match channel.mode.as_deref().unwrap_or("polling") {
+                    "polling" => {}
+                    "webhook" => check.problem(
+                        &key("mode"),
+                        "webhook mode is not built yet.",
+                        "use mode = \"polling\" (the default; it needs no public URL).",
+                    ),
+                    other => check.problem(&key("mode"), format!("\"{other}\" is not a mode."), "use \"polling\"."),
+                }
+                let token = match channel.token.as_deref() {
+                    Some(token) => check.value(&key("token"), token),
+                    None => {
+                        check.problem(
+                            &key("token"),
+                            "a Telegram channel needs its bot token.",
+                            "add token = \"${TELEGRAM_BOT_TOKEN}\" and export the token BotFather gave you.",
+                        );
+                        None
+                    }
+                };
+                let token = token.filter(|token| {
+                    let well_formed = token.split_once(':').is_some_and(|(id, secret)| {
+                        !id.is_empty()
+                            && id.bytes().all(|b| b.is_ascii_digit())
+                            && !secret.is_empty()
+                            && secret
+                                .bytes()
+                                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+                    });
+                    if !well_formed {
+                        check.problem(
+                            &key("token"),
+                            "this is not a Telegram bot token (digits, a colon, then letters, digits, '-' or '_').",
+                            "copy the token BotFather gave you.",
+                        );
+                    }
+                    well_formed
+                });
+                let api_url = channel
+                    .api_url
+                    .as_deref()
+                    .and_then(|url| check.value(&key("api_url"), url));
+                if let Some(token) = token {
+                    channels.push(ChannelConfig {
+                        name: name.clone(),
+                        kind: ChannelKind::Telegram {
+                            token: Secret::new(token),
+                            api_url,
+                        },
+                    });
+                }
+            }
             other => check.problem(
-                &format!("channels.{name}.type"),
+                &key("type"),
                 format!("\"{other}\" is not a channel type askgate has."),
-                "use \"web\" (telegram, discord and slack follow).",
+                "use \"web\" or \"telegram\" (discord and slack follow).",
             ),
         }
     }
@@ -329,12 +400,41 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
                 "remove web_key.",
             );
         }
+        let is_telegram = channel.is_some_and(|c| c.kind == "telegram");
+        if is_telegram && recipient.chat_id.is_none() {
+            check.problem(
+                &key("chat_id"),
+                "a Telegram recipient needs the chat to write to.",
+                "add chat_id = <the chat id> (a person's user id for a private chat).",
+            );
+        }
+        if !is_telegram && (recipient.chat_id.is_some() || recipient.topic.is_some() || recipient.answerers.is_some()) {
+            check.problem(
+                &key("chat_id"),
+                "chat_id, topic and answerers are for Telegram recipients.",
+                "remove them.",
+            );
+        }
+        // A group chat id is negative: there, who may answer must be said.
+        if is_telegram
+            && recipient.chat_id.is_some_and(|id| id < 0)
+            && recipient.answerers.as_ref().is_none_or(Vec::is_empty)
+        {
+            check.problem(
+                &key("answerers"),
+                "in a group anyone could answer.",
+                "list the Telegram user ids allowed to answer: answerers = [123456789].",
+            );
+        }
         recipients.push(RecipientConfig {
             name: name.clone(),
             channel: recipient.channel.clone(),
             display_name: recipient.display_name.clone().unwrap_or_else(|| name.clone()),
             locale,
             web_key,
+            conversation: recipient.chat_id.map(|id| id.to_string()),
+            thread: recipient.topic.map(|id| id.to_string()),
+            answerers: recipient.answerers.iter().flatten().map(ToString::to_string).collect(),
         });
     }
     if raw.recipients.is_empty() {
@@ -499,6 +599,45 @@ mod tests {
                 "agents.short.token",
             ]
         );
+    }
+
+    #[test]
+    fn telegram_channels_and_recipients_are_checked() {
+        let base = "[agents.a]\nrecipients = [\"*\"]\n";
+        let good = format!(
+            "{base}[channels.tg]\ntype = \"telegram\"\ntoken = \"${{TG}}\"\n\
+             [recipients.alice]\nchannel = \"tg\"\nchat_id = 42\n\
+             [recipients.ops]\nchannel = \"tg\"\nchat_id = -100\ntopic = 7\nanswerers = [42, 43]\n"
+        );
+        let env = |_: &str| Some("123456:AAbb-cc_DD".to_owned());
+        let config = parse(&good, &env).unwrap();
+        assert!(
+            matches!(&config.channels[0].kind, ChannelKind::Telegram { token, .. } if token.expose() == "123456:AAbb-cc_DD")
+        );
+        let ops = config.recipients.iter().find(|r| r.name == "ops").unwrap();
+        assert_eq!(
+            (ops.conversation.as_deref(), ops.thread.as_deref()),
+            (Some("-100"), Some("7"))
+        );
+        assert_eq!(ops.answerers, ["42", "43"]);
+
+        let bad = format!(
+            "{base}[channels.tg]\ntype = \"telegram\"\ntoken = \"not-a-token\"\nmode = \"webhook\"\n\
+             [channels.tg2]\ntype = \"telegram\"\n\
+             [recipients.nochat]\nchannel = \"tg\"\n\
+             [recipients.group]\nchannel = \"tg\"\nchat_id = -100\n"
+        );
+        assert_eq!(
+            problems(&bad),
+            [
+                "channels.tg.mode",
+                "channels.tg.token",
+                "channels.tg2.token",
+                "recipients.group.answerers",
+                "recipients.nochat.chat_id"
+            ]
+        );
+        assert!(!parse(&bad, &no_env).unwrap_err().to_string().contains("not-a-token"));
     }
 
     #[test]

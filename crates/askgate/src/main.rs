@@ -78,6 +78,49 @@ fn load_config(path: Option<&std::path::Path>) -> anyhow::Result<config::Config>
         .map_err(|problems| anyhow::anyhow!("the configuration has problems:\n{problems}"))
 }
 
+/// Asks each chat platform whether it accepts the configured credentials
+/// (Telegram: `getMe`); one problem per refusal, never the secret itself.
+fn check_platforms(config: &config::Config) -> Vec<config::Problem> {
+    let telegram: Vec<_> = config
+        .channels
+        .iter()
+        .filter_map(|channel| match &channel.kind {
+            config::ChannelKind::Telegram { token, api_url } => {
+                Some((channel.name.clone(), token.clone(), api_url.clone()))
+            }
+            config::ChannelKind::Web => None,
+        })
+        .collect();
+    if telegram.is_empty() {
+        return Vec::new();
+    }
+    let Ok(runtime) = tokio::runtime::Runtime::new() else {
+        return vec![config::Problem {
+            key: "(askgate)".into(),
+            what: "could not start its runtime to check the platforms.".into(),
+            fix: "try again.".into(),
+        }];
+    };
+    runtime.block_on(async {
+        let mut problems = Vec::new();
+        for (name, token, api_url) in telegram {
+            let key = format!("channels.{name}.token");
+            let checked = match serve::telegram_channel(&name, &token, api_url.as_deref()) {
+                Ok(channel) => channel.check().await.map(drop).map_err(|error| error.to_string()),
+                Err(error) => Err(format!("{error:#}")),
+            };
+            if let Err(error) = checked {
+                problems.push(config::Problem {
+                    key,
+                    what: format!("Telegram refused it (getMe): {error}."),
+                    fix: "check the token with BotFather (/token), and that this machine reaches the Bot API.".into(),
+                });
+            }
+        }
+        problems
+    })
+}
+
 /// `askgate check-config [FILE]`: exit 0 and a one-line summary, or exit 1
 /// and one line per problem.
 fn check_config(path: Option<&std::path::Path>) -> ExitCode {
@@ -88,6 +131,13 @@ fn check_config(path: Option<&std::path::Path>) -> ExitCode {
     let mut out = std::io::stdout().lock();
     match config::parse(&text, &|name| std::env::var(name).ok()) {
         Ok(config) => {
+            let refused = check_platforms(&config);
+            for problem in &refused {
+                let _ = writeln!(out, "{problem}");
+            }
+            if !refused.is_empty() {
+                return ExitCode::from(1);
+            }
             let _ = writeln!(
                 out,
                 "ok: {} agent(s), {} channel(s), {} recipient(s); listening on {}",

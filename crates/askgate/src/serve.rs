@@ -52,6 +52,18 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     file.sync_all()
 }
 
+/// A Telegram channel; the token never appears in an error.
+pub(crate) fn telegram_channel(
+    name: &str,
+    token: &Secret,
+    api_url: Option<&str>,
+) -> Result<askgate_telegram::TelegramChannel> {
+    let api_url = api_url
+        .map(|url| reqwest::Url::parse(url).with_context(|| format!("channels.{name}.api_url is not a URL")))
+        .transpose()?;
+    Ok(askgate_telegram::TelegramChannel::new(name, token.expose(), api_url))
+}
+
 /// Runs the service until SIGINT or SIGTERM.
 // The wiring, in the order it happens; splitting it would only scatter it.
 #[allow(clippy::too_many_lines)]
@@ -93,13 +105,26 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         .with_context(|| format!("opening the SQLite store {}", config.store_path.display()))?;
     let store: Arc<dyn Store> = Arc::new(store);
 
-    let channels: Vec<Arc<dyn Channel>> = config
-        .channels
-        .iter()
-        .map(|channel| match channel.kind {
-            ChannelKind::Web => Arc::new(WebChannel::new(&channel.name)) as Arc<dyn Channel>,
-        })
-        .collect();
+    let mut channels: Vec<Arc<dyn Channel>> = Vec::new();
+    let mut telegram_channels = Vec::new();
+    for channel in &config.channels {
+        match &channel.kind {
+            ChannelKind::Web => channels.push(Arc::new(WebChannel::new(&channel.name))),
+            ChannelKind::Telegram { token, api_url } => {
+                let telegram = Arc::new(telegram_channel(&channel.name, token, api_url.as_deref())?);
+                let username = telegram
+                    .check()
+                    .await
+                    .with_context(|| format!("channels.{}: Telegram refused the bot token (getMe)", channel.name))?;
+                announcements.push(format!(
+                    "telegram channel \"{}\": bot @{username}, polling",
+                    channel.name
+                ));
+                channels.push(telegram.clone());
+                telegram_channels.push(telegram);
+            }
+        }
+    }
     let recipients: Vec<Recipient> = config
         .recipients
         .iter()
@@ -108,10 +133,10 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
             display_name: r.display_name.clone(),
             channel: r.channel.clone(),
             destination: Destination {
-                conversation: r.name.clone(),
-                thread: None,
+                conversation: r.conversation.clone().unwrap_or_else(|| r.name.clone()),
+                thread: r.thread.clone(),
             },
-            answerers: Vec::new(),
+            answerers: r.answerers.clone(),
             locale: r.locale,
         })
         .collect();
@@ -184,6 +209,7 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
     };
     let (stop, stopping) = tokio::sync::watch::channel(false);
     let state = AppState::new(engine.clone(), metrics, settings, stopping.clone());
+    let stopping_for_pollers = stopping.clone();
 
     // These lines are for the person who started askgate (and for tests, which
     // read the first one); logs go to stderr.
@@ -206,6 +232,16 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
                 .await;
         })
     };
+    for telegram in telegram_channels {
+        let engine = engine.clone();
+        let mut stopped = stopping_for_pollers.clone();
+        tokio::spawn(async move {
+            askgate_telegram::polling::run(&telegram, &engine, async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            })
+            .await;
+        });
+    }
     let shutdown = async move {
         shutdown_signal().await;
         tracing::info!("shutting down: finishing in-flight requests");

@@ -1,0 +1,70 @@
+//! Telegram's errors in askgate's terms. teloxide already replaces the token
+//! in network errors' URLs (`token:redacted`); API errors carry Telegram's
+//! description only.
+
+use std::time::Duration;
+
+use askgate_core::ChannelError;
+use teloxide::{ApiError, RequestError};
+
+/// The [`ChannelError`] for a failed Bot API request.
+pub fn channel_error(error: &RequestError) -> ChannelError {
+    match error {
+        RequestError::RetryAfter(seconds) => ChannelError::RateLimited {
+            retry_after: seconds.duration(),
+        },
+        RequestError::Api(ApiError::InvalidToken) => ChannelError::Unauthorized,
+        RequestError::Api(api) => ChannelError::Rejected {
+            reason: api.to_string(),
+        },
+        RequestError::MigrateToChatId(chat) => ChannelError::Rejected {
+            reason: format!("the group became supergroup {chat}: configure that chat id"),
+        },
+        RequestError::Network(error) => ChannelError::Unavailable {
+            reason: error.to_string(),
+        },
+        RequestError::InvalidJson { .. } => ChannelError::Unavailable {
+            reason: "Telegram answered with something that is not its JSON".into(),
+        },
+        RequestError::Io(error) => ChannelError::Unavailable {
+            reason: error.to_string(),
+        },
+    }
+}
+
+/// A pause before retrying a failed poll: Telegram's own delay when it gave one.
+pub fn retry_delay(error: &RequestError, attempt: u32) -> Duration {
+    match error {
+        RequestError::RetryAfter(seconds) => seconds.duration(),
+        _ => Duration::from_millis(500 * 2_u64.pow(attempt.min(6))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use teloxide::types::Seconds;
+
+    use super::*;
+
+    #[test]
+    fn refusals_rate_limits_and_bad_tokens_are_told_apart() {
+        assert_eq!(
+            channel_error(&RequestError::RetryAfter(Seconds::from_seconds(7))),
+            ChannelError::RateLimited {
+                retry_after: Duration::from_secs(7)
+            }
+        );
+        assert_eq!(
+            channel_error(&RequestError::Api(ApiError::InvalidToken)),
+            ChannelError::Unauthorized
+        );
+        assert!(matches!(
+            channel_error(&RequestError::Api(ApiError::ChatNotFound)),
+            ChannelError::Rejected { reason } if reason.contains("chat not found")
+        ));
+        assert!(matches!(
+            channel_error(&RequestError::Api(ApiError::BotBlocked)),
+            ChannelError::Rejected { .. }
+        ));
+    }
+}
