@@ -5,6 +5,7 @@
 //! the real store with no platform. Fake platform servers (Telegram, Discord,
 //! Slack on `127.0.0.1:0`) and the adapter conformance suite join it with the
 //! adapters. Nothing here is used outside tests.
+//! [`telegram::FakeTelegram`] is the fake Telegram Bot API server, with real `Update` samples.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -14,6 +15,8 @@ use askgate_core::render::{ButtonLimits, FreeTextInput};
 use askgate_core::{Capabilities, Presentation};
 use async_trait::async_trait;
 use tokio::sync::Notify;
+
+pub mod telegram;
 
 /// One call the engine made on a [`FakeChannel`].
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,394 @@
+//! The adapter against the testkit's fake Bot API, with the real engine and
+//! SQLite store behind it: what Telegram is sent, and what taps and replies do.
+// Helpers panic on purpose: a panic is how a test reports a failure.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use askgate_core::channel::{Channel, ChannelError, Destination, InboundSink};
+use askgate_core::{Locale, validate_json};
+use askgate_engine::{Clock, Engine, NewQuestion, NoObserver, Recipient, SessionKind};
+use askgate_store::{QuestionRecord, QuestionStatus, SqliteStore};
+use askgate_telegram::TelegramChannel;
+use askgate_testkit::telegram::{Failure, FakeTelegram, TgChat, TgUser};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+const PATIENCE: Duration = Duration::from_secs(15);
+const ALICE: i64 = 1001;
+const BOB: i64 = 1002;
+const GROUP: i64 = -2002;
+
+struct Setup {
+    fake: FakeTelegram,
+    engine: Engine,
+    channel: Arc<TelegramChannel>,
+    stop: watch::Sender<bool>,
+    _dir: tempfile::TempDir,
+}
+
+fn alice() -> TgUser {
+    TgUser::new(ALICE, "Alice")
+}
+
+fn bob() -> TgUser {
+    TgUser::new(BOB, "Bob")
+}
+
+async fn setup() -> Setup {
+    let fake = FakeTelegram::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("askgate.db")).await.unwrap();
+    let channel = Arc::new(TelegramChannel::new(
+        "tg",
+        fake.token(),
+        Some(fake.api_url().parse().unwrap()),
+    ));
+    let recipients = vec![
+        Recipient {
+            name: "alice".into(),
+            display_name: "Alice".into(),
+            channel: "tg".into(),
+            destination: Destination {
+                conversation: ALICE.to_string(),
+                thread: None,
+            },
+            answerers: vec![],
+            locale: Locale::En,
+        },
+        Recipient {
+            name: "ops".into(),
+            display_name: "Alice".into(),
+            channel: "tg".into(),
+            destination: Destination {
+                conversation: GROUP.to_string(),
+                thread: None,
+            },
+            answerers: vec![ALICE.to_string()],
+            locale: Locale::En,
+        },
+    ];
+    fake.add_chat(&TgChat::private(ALICE));
+    fake.add_chat(&TgChat::group(GROUP, "Ops"));
+    let engine = Engine::new(
+        Arc::new(store),
+        vec![channel.clone()],
+        recipients,
+        Clock::system(),
+        Arc::new(NoObserver),
+    );
+    engine.start().await.unwrap();
+    let (stop, _) = watch::channel(false);
+    let setup = Setup {
+        fake,
+        engine,
+        channel,
+        stop,
+        _dir: dir,
+    };
+    setup.poll();
+    setup
+}
+
+impl Setup {
+    /// Starts a poller that runs until `stop` is sent.
+    fn poll(&self) {
+        let channel = self.channel.clone();
+        let engine = self.engine.clone();
+        let mut stopped = self.stop.subscribe();
+        tokio::spawn(async move {
+            askgate_telegram::polling::run(&channel, &engine, async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            })
+            .await;
+        });
+    }
+
+    async fn ask(&self, to: &str, request: &str, session: &str) -> QuestionRecord {
+        let request = validate_json(request).unwrap();
+        let record = self
+            .engine
+            .ask(NewQuestion {
+                agent: "agent".into(),
+                to: to.into(),
+                session_id: Some(session.into()),
+                run_id: None,
+                session_kind: SessionKind::Main,
+                request,
+            })
+            .await
+            .unwrap();
+        tokio::time::timeout(PATIENCE, async {
+            loop {
+                let current = self.engine.get(&record.id).await.unwrap().unwrap();
+                if current.delivery.is_some() || current.status.is_final() {
+                    return current;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .expect("the question is delivered")
+    }
+
+    async fn ended(&self, record: &QuestionRecord) -> QuestionRecord {
+        tokio::time::timeout(PATIENCE, self.engine.wait(&record.id, Duration::from_secs(60)))
+            .await
+            .unwrap()
+            .unwrap()
+    }
+
+    async fn calls(&self, method: &str, count: usize) -> Vec<Value> {
+        let calls = self
+            .fake
+            .wait_for_call(method, count, PATIENCE)
+            .await
+            .unwrap_or_else(|error| panic!("{error}"));
+        calls.into_iter().map(|call| call.body).collect()
+    }
+}
+
+fn message_id(record: &QuestionRecord) -> i64 {
+    record.delivery.as_ref().unwrap().messages[0].message.parse().unwrap()
+}
+
+fn token(record: &QuestionRecord, action: &str) -> String {
+    format!("ag1:{}:{action}", record.id)
+}
+
+const DEPLOY: &str = r#"{"questions":[{"id":"deploy","header":"Deploy","question":"Where should this build go?","options":[
+    {"label":"Staging (Recommended)","description":"safe"},{"label":"Production"}]}],"timeoutSeconds":120}"#;
+
+const TWO: &str = r#"{"questions":[
+    {"id":"deploy","header":"Deploy","question":"Where?","options":[{"label":"Staging"},{"label":"Production"}]},
+    {"id":"notify","header":"Notify","question":"Who?","multiSelect":true,"options":[{"label":"Team"},{"label":"On-call"}]}]}"#;
+
+fn answers(record: &QuestionRecord) -> Value {
+    serde_json::to_value(askgate_core::ToolResult::from(
+        record.resolution.as_ref().unwrap().answers.as_ref().unwrap(),
+    ))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_tap_answers_and_the_message_is_edited_into_its_summary() {
+    let s = setup().await;
+    let record = s.ask("alice", DEPLOY, "s1").await;
+    let sent = s.calls("sendMessage", 1).await;
+    assert_eq!(sent[0]["chat_id"], json!(ALICE));
+    assert_eq!(sent[0]["parse_mode"], json!("HTML"));
+    assert_eq!(
+        sent[0]["reply_markup"],
+        json!({"inline_keyboard": [
+            [{"text": "Staging (Recommended)", "callback_data": token(&record, "0")}],
+            [{"text": "Production", "callback_data": token(&record, "1")}],
+            [{"text": "Other…", "callback_data": token(&record, "o")}, {"text": "Skip", "callback_data": token(&record, "s")}],
+        ]})
+    );
+    assert!(
+        sent[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Deploy — Where should this build go?")
+    );
+
+    s.fake.tap(
+        &alice(),
+        &TgChat::private(ALICE),
+        message_id(&record),
+        &token(&record, "1"),
+    );
+    let ended = s.ended(&record).await;
+    assert_eq!(
+        answers(&ended),
+        json!({"status": "answered", "answers": {"answers": {"deploy": ["Production"]}}})
+    );
+    let acks = s.calls("answerCallbackQuery", 1).await;
+    assert_eq!(acks[0]["text"], json!("Answer submitted"));
+    let edits = s.calls("editMessageText", 1).await;
+    assert_eq!(edits[0]["message_id"], json!(message_id(&record)));
+    assert!(
+        edits[0]["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("<b>Answered by Alice: Production</b>"),
+        "{}",
+        edits[0]["text"]
+    );
+    assert!(
+        edits[0]
+            .get("reply_markup")
+            .is_none_or(|markup| markup["inline_keyboard"].as_array().is_none_or(Vec::is_empty))
+    );
+}
+
+#[tokio::test]
+async fn in_a_group_a_stranger_is_refused_and_changes_nothing() {
+    let s = setup().await;
+    let record = s.ask("ops", DEPLOY, "s1").await;
+    let group = TgChat::group(GROUP, "Ops");
+    s.fake.tap(&bob(), &group, message_id(&record), &token(&record, "0"));
+    let acks = s.calls("answerCallbackQuery", 1).await;
+    assert_eq!(
+        (acks[0]["text"].clone(), acks[0]["show_alert"].clone()),
+        (json!("This question is for Alice"), json!(true))
+    );
+    s.fake.message(&bob(), &group, "2", Some(message_id(&record)), None);
+    s.calls("sendMessage", 2).await;
+    assert_eq!(
+        s.engine.get(&record.id).await.unwrap().unwrap().status,
+        QuestionStatus::Pending
+    );
+    // Alice's reply to the question's message answers it.
+    s.fake
+        .message(&alice(), &group, "production", Some(message_id(&record)), None);
+    assert_eq!(
+        answers(&s.ended(&record).await)["answers"]["answers"]["deploy"],
+        json!(["Production"])
+    );
+}
+
+#[tokio::test]
+async fn a_two_question_prompt_is_answered_over_two_replies() {
+    let s = setup().await;
+    let record = s.ask("alice", TWO, "s1").await;
+    let sent = s.calls("sendMessage", 1).await;
+    assert!(sent[0].get("reply_markup").is_none(), "several questions are text");
+    let chat = TgChat::private(ALICE);
+    s.fake.message(&alice(), &chat, "2: 1, 2", None, None);
+    let replies = s.calls("sendMessage", 2).await;
+    assert_eq!(replies[1]["text"], json!("Got Notify. Still needed: Deploy"));
+    s.fake.message(&alice(), &chat, "staging", None, None);
+    assert_eq!(
+        answers(&s.ended(&record).await),
+        json!({"status": "answered", "answers": {"answers": {"deploy": ["Staging"], "notify": ["Team", "On-call"]}}})
+    );
+}
+
+#[tokio::test]
+async fn other_opens_a_force_reply_whose_reply_is_the_answer() {
+    let s = setup().await;
+    let record = s.ask("ops", DEPLOY, "s1").await;
+    let group = TgChat::group(GROUP, "Ops");
+    s.fake.tap(&alice(), &group, message_id(&record), &token(&record, "o"));
+    let sent = s.calls("sendMessage", 2).await;
+    let force = &sent[1];
+    assert_eq!(force["reply_markup"]["force_reply"], json!(true));
+    assert_eq!(force["reply_markup"]["selective"], json!(true));
+    assert!(
+        force["text"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("tg://user?id={ALICE}"))
+    );
+    let force_id = s.fake.messages()[&GROUP].last().unwrap()["message_id"]
+        .as_i64()
+        .unwrap();
+    // The attach happens right after the force-reply is sent.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    s.fake
+        .message(&alice(), &group, "  only on Friday ", Some(force_id), None);
+    assert_eq!(
+        answers(&s.ended(&record).await)["answers"]["answers"]["deploy"],
+        json!(["only on Friday"])
+    );
+}
+
+#[tokio::test]
+async fn agent_text_arrives_as_literal_text_and_mentions_no_one() {
+    let s = setup().await;
+    let request = r#"{"questions":[{"id":"q","header":"<b>Hi</b>","question":"Ask @alice about *_[] & <i>this</i>?","options":[{"label":"A"},{"label":"B"}]}]}"#;
+    s.ask("alice", request, "s1").await;
+    let text = s.calls("sendMessage", 1).await[0]["text"].as_str().unwrap().to_owned();
+    assert!(text.contains("&lt;b&gt;Hi&lt;/b&gt;"), "{text}");
+    assert!(text.contains("*_[] &amp; &lt;i&gt;this&lt;/i&gt;"), "{text}");
+    assert!(text.contains("@\u{2060}alice") && !text.contains("@alice"), "{text}");
+}
+
+#[tokio::test]
+async fn refusals_resolve_as_delivery_failed_at_once() {
+    let s = setup().await;
+    for (failure, reason) in [
+        (
+            Failure::BadRequest("Bad Request: chat not found".into()),
+            "chat not found",
+        ),
+        (
+            Failure::Forbidden("Forbidden: bot was blocked by the user".into()),
+            "blocked",
+        ),
+    ] {
+        s.fake.fail_next("sendMessage", failure);
+        let record = s.ask("alice", DEPLOY, reason).await;
+        let ended = s.ended(&record).await;
+        assert_eq!(ended.status, QuestionStatus::DeliveryFailed);
+        assert!(ended.resolution.unwrap().reason.unwrap().contains(reason));
+    }
+}
+
+#[tokio::test]
+async fn rate_limits_and_bad_tokens_are_reported_as_such() {
+    let s = setup().await;
+    // Telegram's 429 is honoured by the send queue itself: it waits retry_after, then sends.
+    s.fake
+        .fail_next("sendMessage", Failure::TooManyRequests { retry_after: 2 });
+    let started = std::time::Instant::now();
+    let delivered = s
+        .channel
+        .deliver(
+            &Destination {
+                conversation: ALICE.to_string(),
+                thread: None,
+            },
+            &text_prompt(),
+        )
+        .await;
+    assert!(delivered.is_ok(), "{delivered:?}");
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "sent again after {:?}",
+        started.elapsed()
+    );
+    assert_eq!(s.fake.calls_to("sendMessage").len(), 2, "refused once, then sent");
+    let wrong = TelegramChannel::new("tg", "999:wrong-token", Some(s.fake.api_url().parse().unwrap()));
+    let refused = wrong.check().await;
+    assert_eq!(refused, Err(ChannelError::Unauthorized));
+    assert_eq!(s.channel.check().await.as_deref(), Ok("askgate_test_bot"));
+}
+
+fn text_prompt() -> askgate_core::Presentation {
+    askgate_core::Presentation::Text(askgate_core::render::TextPrompt {
+        parts: vec!["hello".into()],
+    })
+}
+
+#[tokio::test]
+async fn the_offset_is_saved_after_each_update_and_nothing_is_replayed() {
+    let s = setup().await;
+    let record = s.ask("alice", DEPLOY, "s1").await;
+    let tap = s.fake.tap(
+        &alice(),
+        &TgChat::private(ALICE),
+        message_id(&record),
+        &token(&record, "0"),
+    );
+    s.ended(&record).await;
+    s.calls("answerCallbackQuery", 1).await;
+    let update_id = tap["update_id"].as_i64().unwrap();
+    let expected = (update_id + 1).to_string();
+    tokio::time::timeout(PATIENCE, async {
+        while s.engine.cursor("tg").await.as_deref() != Some(expected.as_str()) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the offset is saved");
+    // A new poller (a restart) starts after the saved offset: the tap is not applied again.
+    s.stop.send(true).unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let _ = s.stop.send(false);
+    s.poll();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(s.fake.calls_to("answerCallbackQuery").len(), 1);
+}
