@@ -44,6 +44,11 @@ const POLL_INTERVAL: Duration = Duration::from_millis(25);
 
 /// The configuration every harness server runs with.
 pub(crate) fn config_text(data_dir: &Path) -> String {
+    config_text_with(data_dir, "")
+}
+
+/// The same, with `server` (more `[server]` keys) in its server section.
+pub(crate) fn config_text_with(data_dir: &Path, server: &str) -> String {
     let data_dir =
         serde_json::to_string(data_dir.to_str().expect("a UTF-8 temporary directory")).expect("a path serializes");
     format!(
@@ -52,7 +57,7 @@ listen = "127.0.0.1:0"
 data_dir = {data_dir}
 max_body_bytes = {MAX_BODY_BYTES}
 ask_keepalive_seconds = 1
-
+{server}
 [agents.one]
 token = "{AGENT_TOKEN}"
 recipients = ["*"]
@@ -123,9 +128,15 @@ impl Drop for Server {
 impl Server {
     /// Writes the harness configuration and starts askgate on it.
     pub(crate) fn start() -> Self {
+        Self::start_with("", "")
+    }
+
+    /// The same, with `server` (more `[server]` keys) and `more` (further
+    /// channels and recipients) in the harness configuration.
+    pub(crate) fn start_with(server: &str, more: &str) -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let config = dir.path().join("askgate.toml");
-        std::fs::write(&config, config_text(dir.path())).expect("the configuration is written");
+        std::fs::write(&config, config_text_with(dir.path(), server) + more).expect("the configuration is written");
         let http = reqwest::Client::builder()
             .no_proxy()
             // A safety net against a hung test; tests wait with their own deadlines.

@@ -191,5 +191,18 @@ pub async fn serve(
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await
+    serve_with(listener, state, Router::new(), shutdown).await
+}
+
+/// Like [`serve`], with more routes beside askgate's own (a chat adapter's
+/// webhook endpoints, which the binary wires in).
+pub async fn serve_with(
+    listener: TcpListener,
+    state: AppState,
+    extra: Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, extra.merge(app(state)))
+        .with_graceful_shutdown(shutdown)
+        .await
 }

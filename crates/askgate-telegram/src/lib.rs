@@ -6,6 +6,7 @@
 //! | [`decode`] | Telegram `Update`s → askgate's normalized [`askgate_core::InboundEvent`]s |
 //! | [`react`] | showing the engine's [`askgate_core::Reaction`] the Telegram way (callback answers, replies, force-reply) |
 //! | [`polling`] | long polling with the update offset saved only after each update's effect is stored |
+//! | [`webhook`] | the webhook route in askgate's own HTTP server, its secret checked on every request, and `setWebhook` |
 //! | [`markup`] | escaping agent text for Telegram HTML, and defusing `@mentions` |
 //! | [`error`] | Telegram errors → [`askgate_core::ChannelError`], with the token never in a message |
 //!
@@ -20,6 +21,7 @@ pub mod error;
 pub mod markup;
 pub mod polling;
 pub mod react;
+pub mod webhook;
 
 pub use channel::TelegramChannel;
 pub use decode::{Ack, Decoded, decode};

@@ -12,8 +12,11 @@ use askgate_engine::{Clock, Engine, NewQuestion, NoObserver, Recipient, SessionK
 use askgate_store::{QuestionRecord, QuestionStatus, SqliteStore};
 use askgate_telegram::TelegramChannel;
 use askgate_testkit::telegram::{Failure, FakeTelegram, TgChat, TgUser};
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
 use serde_json::{Value, json};
 use tokio::sync::watch;
+use tower::ServiceExt as _;
 
 const PATIENCE: Duration = Duration::from_secs(15);
 const ALICE: i64 = 1001;
@@ -36,7 +39,15 @@ fn bob() -> TgUser {
     TgUser::new(BOB, "Bob")
 }
 
+/// The engine over a fresh store, with a poller taking the fake's updates.
 async fn setup() -> Setup {
+    let setup = unpolled().await;
+    setup.poll();
+    setup
+}
+
+/// The same without a poller, for webhook deliveries.
+async fn unpolled() -> Setup {
     let fake = FakeTelegram::start().await;
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(&dir.path().join("askgate.db")).await.unwrap();
@@ -391,4 +402,85 @@ async fn the_offset_is_saved_after_each_update_and_nothing_is_replayed() {
     s.poll();
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(s.fake.calls_to("answerCallbackQuery").len(), 1);
+}
+
+const SECRET: &str = "webhook-secret-0123456789abcdefghijklmnop";
+
+async fn post_update(router: &axum::Router, secret: Option<&str>, update: &Value) -> StatusCode {
+    let mut request = Request::post("/telegram/tg").header("content-type", "application/json");
+    if let Some(secret) = secret {
+        request = request.header("X-Telegram-Bot-Api-Secret-Token", secret);
+    }
+    router
+        .clone()
+        .oneshot(request.body(Body::from(update.to_string())).unwrap())
+        .await
+        .unwrap()
+        .status()
+}
+
+#[tokio::test]
+async fn a_webhook_takes_updates_only_with_its_secret() {
+    let s = unpolled().await;
+    let sink: Arc<dyn InboundSink> = Arc::new(s.engine.clone());
+    let router = askgate_telegram::webhook::router("/telegram/tg", s.channel.clone(), sink, SECRET);
+    let record = s.ask("alice", DEPLOY, "s1").await;
+    let tap = s.fake.tap(
+        &alice(),
+        &TgChat::private(ALICE),
+        message_id(&record),
+        &token(&record, "1"),
+    );
+
+    for forged in [None, Some("wrong"), Some("webhook-secret-0123456789abcdefghijklmno")] {
+        assert_eq!(
+            post_update(&router, forged, &tap).await,
+            StatusCode::UNAUTHORIZED,
+            "{forged:?}"
+        );
+    }
+    assert_eq!(
+        s.engine.get(&record.id).await.unwrap().unwrap().status,
+        QuestionStatus::Pending
+    );
+    assert!(s.fake.calls_to("answerCallbackQuery").is_empty());
+
+    // Telegram hears 200 only once the answer is stored.
+    assert_eq!(post_update(&router, Some(SECRET), &tap).await, StatusCode::OK);
+    assert_eq!(
+        s.engine.get(&record.id).await.unwrap().unwrap().status,
+        QuestionStatus::Answered
+    );
+    assert_eq!(
+        s.calls("answerCallbackQuery", 1).await[0]["text"],
+        json!("Answer submitted")
+    );
+    // A redelivery changes nothing.
+    assert_eq!(post_update(&router, Some(SECRET), &tap).await, StatusCode::OK);
+    assert_eq!(
+        answers(&s.ended(&record).await)["answers"]["answers"]["deploy"],
+        json!(["Production"])
+    );
+    // Something that is not an update is acknowledged and ignored.
+    assert_eq!(
+        post_update(&router, Some(SECRET), &json!({"hello": "world"})).await,
+        StatusCode::OK
+    );
+}
+
+#[tokio::test]
+async fn registering_a_webhook_sends_the_secret_and_the_update_kinds() {
+    let s = unpolled().await;
+    askgate_telegram::webhook::register(
+        &s.channel,
+        "https://askgate.example/telegram/tg".parse().unwrap(),
+        SECRET,
+    )
+    .await
+    .unwrap();
+    let webhook = s.fake.webhook().expect("a webhook is set");
+    assert_eq!(webhook.url, "https://askgate.example/telegram/tg");
+    assert_eq!(webhook.secret_token.as_deref(), Some(SECRET));
+    let calls = s.calls("setWebhook", 1).await;
+    assert_eq!(calls[0]["allowed_updates"], json!(["message", "callback_query"]));
 }

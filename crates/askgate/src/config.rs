@@ -65,6 +65,8 @@ pub(crate) enum ChannelKind {
         token: Secret,
         /// Another Bot API server (a local one, or the tests' fake).
         api_url: Option<String>,
+        /// Webhook mode's secret; `None` in polling mode.
+        webhook_secret: Option<Secret>,
     },
 }
 
@@ -161,6 +163,7 @@ struct RawChannel {
     token: Option<String>,
     mode: Option<String>,
     api_url: Option<String>,
+    secret_token: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -303,15 +306,34 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
                 kind: ChannelKind::Web,
             }),
             "telegram" => {
-                match channel.mode.as_deref().unwrap_or("polling") {
-                    "polling" => {}
-                    "webhook" => check.problem(
-                        &key("mode"),
-                        "webhook mode is not built yet.",
-                        "use mode = \"polling\" (the default; it needs no public URL).",
-                    ),
-                    other => check.problem(&key("mode"), format!("\"{other}\" is not a mode."), "use \"polling\"."),
-                }
+                let webhook_secret = match channel.mode.as_deref().unwrap_or("polling") {
+                    "polling" => None,
+                    "webhook" => {
+                        if raw.server.public_url.is_none() {
+                            check.problem(
+                                &key("mode"),
+                                "webhook mode needs askgate's public address for Telegram to call.",
+                                "set server.public_url = \"https://askgate.example.com\", or use mode = \"polling\".",
+                            );
+                        }
+                        if channel.secret_token.is_none() {
+                            check.problem(
+                                &key("secret_token"),
+                                "webhook mode needs a secret that Telegram sends with every update.",
+                                "add secret_token = \"${TELEGRAM_WEBHOOK_SECRET}\" (32 or more letters, digits, '-' or '_').",
+                            );
+                        }
+                        check.secret(&key("secret_token"), channel.secret_token.as_deref())
+                    }
+                    other => {
+                        check.problem(
+                            &key("mode"),
+                            format!("\"{other}\" is not a mode."),
+                            "use \"polling\" or \"webhook\".",
+                        );
+                        None
+                    }
+                };
                 let token = match channel.token.as_deref() {
                     Some(token) => check.value(&key("token"), token),
                     None => {
@@ -351,6 +373,7 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
                         kind: ChannelKind::Telegram {
                             token: Secret::new(token),
                             api_url,
+                            webhook_secret,
                         },
                     });
                 }
@@ -622,7 +645,7 @@ mod tests {
         assert_eq!(ops.answerers, ["42", "43"]);
 
         let bad = format!(
-            "{base}[channels.tg]\ntype = \"telegram\"\ntoken = \"not-a-token\"\nmode = \"webhook\"\n\
+            "{base}[channels.tg]\ntype = \"telegram\"\ntoken = \"not-a-token\"\nmode = \"webhook\"\nsecret_token = \"short\"\n\
              [channels.tg2]\ntype = \"telegram\"\n\
              [recipients.nochat]\nchannel = \"tg\"\n\
              [recipients.group]\nchannel = \"tg\"\nchat_id = -100\n"
@@ -631,13 +654,18 @@ mod tests {
             problems(&bad),
             [
                 "channels.tg.mode",
+                "channels.tg.secret_token",
                 "channels.tg.token",
                 "channels.tg2.token",
                 "recipients.group.answerers",
                 "recipients.nochat.chat_id"
             ]
         );
-        assert!(!parse(&bad, &no_env).unwrap_err().to_string().contains("not-a-token"));
+        let message = parse(&bad, &no_env).unwrap_err().to_string();
+        assert!(
+            !message.contains("not-a-token") && !message.contains("\"short\""),
+            "{message}"
+        );
     }
 
     #[test]

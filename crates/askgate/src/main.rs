@@ -85,7 +85,7 @@ fn check_platforms(config: &config::Config) -> Vec<config::Problem> {
         .channels
         .iter()
         .filter_map(|channel| match &channel.kind {
-            config::ChannelKind::Telegram { token, api_url } => {
+            config::ChannelKind::Telegram { token, api_url, .. } => {
                 Some((channel.name.clone(), token.clone(), api_url.clone()))
             }
             config::ChannelKind::Web => None,

@@ -110,18 +110,25 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
     for channel in &config.channels {
         match &channel.kind {
             ChannelKind::Web => channels.push(Arc::new(WebChannel::new(&channel.name))),
-            ChannelKind::Telegram { token, api_url } => {
+            ChannelKind::Telegram {
+                token,
+                api_url,
+                webhook_secret,
+            } => {
                 let telegram = Arc::new(telegram_channel(&channel.name, token, api_url.as_deref())?);
-                let username = telegram
-                    .check()
-                    .await
-                    .with_context(|| format!("channels.{}: Telegram refused the bot token (getMe)", channel.name))?;
+                let username = telegram.check().await.with_context(|| {
+                    format!(
+                        "channels.{}: checking the bot token with Telegram (getMe) failed",
+                        channel.name
+                    )
+                })?;
+                let mode = if webhook_secret.is_some() { "webhook" } else { "polling" };
                 announcements.push(format!(
-                    "telegram channel \"{}\": bot @{username}, polling",
+                    "telegram channel \"{}\": bot @{username}, {mode}",
                     channel.name
                 ));
                 channels.push(telegram.clone());
-                telegram_channels.push(telegram);
+                telegram_channels.push((telegram, webhook_secret.clone()));
             }
         }
     }
@@ -232,7 +239,26 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
                 .await;
         })
     };
-    for telegram in telegram_channels {
+    let mut webhooks = axum::Router::new();
+    for (telegram, webhook_secret) in telegram_channels {
+        let name = askgate_core::Channel::name(telegram.as_ref()).to_owned();
+        if let Some(secret) = webhook_secret {
+            // Mounted in askgate's own server; Telegram is told where.
+            let path = format!("/telegram/{name}");
+            let sink: Arc<dyn askgate_core::InboundSink> = Arc::new(engine.clone());
+            webhooks = webhooks.merge(askgate_telegram::webhook::router(
+                &path,
+                telegram.clone(),
+                sink,
+                secret.expose(),
+            ));
+            let url = reqwest::Url::parse(&format!("{base}{path}"))
+                .with_context(|| format!("the webhook URL of channels.{name}"))?;
+            askgate_telegram::webhook::register(&telegram, url, secret.expose())
+                .await
+                .with_context(|| format!("channels.{name}: Telegram refused the webhook (setWebhook)"))?;
+            continue;
+        }
         let engine = engine.clone();
         let mut stopped = stopping_for_pollers.clone();
         tokio::spawn(async move {
@@ -247,7 +273,7 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         tracing::info!("shutting down: finishing in-flight requests");
         let _ = stop.send(true);
     };
-    askgate_server::serve(listener, state, shutdown)
+    askgate_server::serve_with(listener, state, webhooks, shutdown)
         .await
         .context("serving HTTP")?;
     let _ = timers.await;
