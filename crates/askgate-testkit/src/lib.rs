@@ -2,10 +2,10 @@
 //!
 //! [`FakeChannel`] is a channel that records everything the engine asks of it
 //! and can be told to fail, so that engine tests exercise the real engine and
-//! the real store with no platform. Fake platform servers (Telegram, Discord,
-//! Slack on `127.0.0.1:0`) and the adapter conformance suite join it with the
-//! adapters. Nothing here is used outside tests.
-//! [`telegram::FakeTelegram`] is the fake Telegram Bot API server, with real `Update` samples.
+//! the real store with no platform. [`telegram::FakeTelegram`] is a fake
+//! Telegram Bot API server on `127.0.0.1:0`, with real `Update` samples
+//! (Discord and Slack fakes follow). [`conformance`] is the suite every
+//! adapter runs against its fake. Nothing here is used outside tests.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -16,6 +16,7 @@ use askgate_core::{Capabilities, Presentation};
 use async_trait::async_trait;
 use tokio::sync::Notify;
 
+pub mod conformance;
 pub mod telegram;
 
 /// One call the engine made on a [`FakeChannel`].

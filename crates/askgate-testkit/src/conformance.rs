@@ -1,0 +1,202 @@
+//! The adapter conformance suite: the rules of `docs/adapter-spec.md` that
+//! can be checked from outside, run by every adapter against its own fake
+//! platform. An adapter's test implements [`PlatformUnderTest`] for its fake
+//! and calls [`run`]; each check panics with the rule it found broken.
+
+use askgate_core::channel::{Channel, ChannelError, Delivery, Destination};
+use askgate_core::{AskRequest, Locale, Presentation, QuestionId, render, validate_json};
+use async_trait::async_trait;
+
+/// A message as the platform shows it, read back from the fake.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown {
+    /// The text a person sees (after the platform parsed its markup).
+    pub text: String,
+    /// The buttons, in order: their labels and payloads.
+    pub buttons: Vec<(String, String)>,
+    /// How many mentions (that would notify someone) the platform found in it.
+    pub mentions: usize,
+}
+
+/// An adapter wired to its fake platform.
+#[async_trait]
+pub trait PlatformUnderTest: Send + Sync {
+    /// The adapter, as the engine uses it.
+    fn channel(&self) -> &dyn Channel;
+    /// A conversation the fake knows, where prompts can be sent.
+    fn destination(&self) -> Destination;
+    /// The message with this platform id, as the platform shows it now.
+    async fn shown(&self, conversation: &str, message: &str) -> Shown;
+    /// Makes the next send fail for good ("chat not found" or the like).
+    fn refuse_next_send(&self);
+}
+
+/// Every check, in order.
+pub async fn run(platform: &dyn PlatformUnderTest) {
+    buttons_carry_the_tokens_verbatim_in_order(platform).await;
+    text_prompts_are_sent_part_by_part_without_buttons(platform).await;
+    agent_text_is_literal_and_mentions_no_one(platform).await;
+    finishing_keeps_the_text_adds_the_summary_and_removes_the_buttons(platform).await;
+    a_refusal_is_rejected_not_retried(platform).await;
+    declared_limits_fit_what_core_renders(platform);
+}
+
+fn request(json: &str) -> AskRequest {
+    validate_json(json).unwrap_or_else(|errors| panic!("the suite's request is invalid: {errors}"))
+}
+
+fn single() -> AskRequest {
+    request(
+        r#"{"questions":[{"id":"deploy","header":"Deploy","question":"Where should this build go?","options":[
+        {"label":"Staging (Recommended)","description":"safe"},{"label":"Production"},{"label":"Canary"}]}]}"#,
+    )
+}
+
+fn question_id() -> QuestionId {
+    QuestionId::parse("01JCONFORMANCE0000000000").unwrap_or_else(|_| unreachable!("a valid id"))
+}
+
+async fn deliver(platform: &dyn PlatformUnderTest, presentation: &Presentation) -> Delivery {
+    let delivery = platform
+        .channel()
+        .deliver(&platform.destination(), presentation)
+        .await
+        .unwrap_or_else(|error| panic!("MUST deliver a prompt the fake accepts: {error}"));
+    assert!(!delivery.messages.is_empty(), "MUST return every message it sent");
+    delivery
+}
+
+/// Spec §2.1, §2.2: one message with one button per option in order, then
+/// Other… and Skip, each carrying its token verbatim.
+pub async fn buttons_carry_the_tokens_verbatim_in_order(platform: &dyn PlatformUnderTest) {
+    let caps = platform.channel().capabilities().clone();
+    let presentation = render(&single(), &caps, &question_id(), Locale::En);
+    let Presentation::Buttons(prompt) = &presentation else {
+        panic!("a channel with buttons MUST get buttons for one single-select question; capabilities {caps:?}");
+    };
+    let delivery = deliver(platform, &presentation).await;
+    assert_eq!(delivery.messages.len(), 1, "buttons MUST go out as one message");
+    let shown = platform
+        .shown(&delivery.messages[0].conversation, &delivery.messages[0].message)
+        .await;
+    let mut expected: Vec<(String, String)> = prompt
+        .options
+        .iter()
+        .map(|option| (option.label.clone(), option.token.clone()))
+        .collect();
+    expected.extend(
+        prompt
+            .other
+            .iter()
+            .map(|other| (other.label.clone(), other.token.clone())),
+    );
+    expected.push((prompt.skip.label.clone(), prompt.skip.token.clone()));
+    assert_eq!(
+        shown.buttons, expected,
+        "buttons MUST be the options in order, then Other… and Skip, with their tokens"
+    );
+    assert!(
+        shown.text.contains("Where should this build go?") && shown.text.contains("safe"),
+        "{}",
+        shown.text
+    );
+}
+
+/// Spec §2.1: a text presentation goes out part by part, with no buttons.
+pub async fn text_prompts_are_sent_part_by_part_without_buttons(platform: &dyn PlatformUnderTest) {
+    let presentation = Presentation::Text(askgate_core::render::TextPrompt {
+        parts: vec!["Part one of the prompt".into(), "Part two of the prompt".into()],
+    });
+    let delivery = deliver(platform, &presentation).await;
+    assert_eq!(delivery.messages.len(), 2, "each part MUST be one message, in order");
+    for (message, expected) in delivery.messages.iter().zip(["Part one", "Part two"]) {
+        let shown = platform.shown(&message.conversation, &message.message).await;
+        assert!(shown.text.starts_with(expected), "{shown:?}");
+        assert!(shown.buttons.is_empty(), "a text prompt MUST have no buttons");
+    }
+}
+
+/// Spec §2.3, §2.4: markup in agent text arrives literally and no one is mentioned.
+pub async fn agent_text_is_literal_and_mentions_no_one(platform: &dyn PlatformUnderTest) {
+    let literal = "<b>bold</b> *star* _under_ [link](http://x) `code` @everyone @alice <!channel> &amp;";
+    let presentation = Presentation::Text(askgate_core::render::TextPrompt {
+        parts: vec![literal.into()],
+    });
+    let delivery = deliver(platform, &presentation).await;
+    let shown = platform
+        .shown(&delivery.messages[0].conversation, &delivery.messages[0].message)
+        .await;
+    let visible: String = shown.text.chars().filter(|c| !is_invisible(*c)).collect();
+    assert_eq!(visible, literal, "agent text MUST arrive as literal text");
+    assert_eq!(shown.mentions, 0, "agent text MUST NOT mention anyone");
+}
+
+/// Zero-width characters an adapter may insert to defuse mentions.
+fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}')
+}
+
+/// Spec §3: the message is edited in place, its text kept, the summary
+/// added, every button removed; finishing again succeeds.
+pub async fn finishing_keeps_the_text_adds_the_summary_and_removes_the_buttons(platform: &dyn PlatformUnderTest) {
+    let caps = platform.channel().capabilities().clone();
+    let presentation = render(&single(), &caps, &question_id(), Locale::En);
+    let delivery = deliver(platform, &presentation).await;
+    let summary = "Answered by Alice: Production";
+    for attempt in ["first", "repeated"] {
+        platform
+            .channel()
+            .finish(&delivery, &presentation, summary)
+            .await
+            .unwrap_or_else(|error| panic!("finishing ({attempt}) MUST succeed: {error}"));
+    }
+    let shown = platform
+        .shown(&delivery.messages[0].conversation, &delivery.messages[0].message)
+        .await;
+    assert!(
+        shown.text.contains("Where should this build go?"),
+        "the original text MUST stay: {}",
+        shown.text
+    );
+    assert!(
+        shown.text.contains(summary),
+        "the summary MUST be added: {}",
+        shown.text
+    );
+    assert!(shown.buttons.is_empty(), "every button MUST be removed");
+}
+
+/// Spec §2.6: a refusal for good is `Rejected` (the question fails at once).
+pub async fn a_refusal_is_rejected_not_retried(platform: &dyn PlatformUnderTest) {
+    platform.refuse_next_send();
+    let presentation = Presentation::Text(askgate_core::render::TextPrompt {
+        parts: vec!["refused".into()],
+    });
+    match platform.channel().deliver(&platform.destination(), &presentation).await {
+        Err(ChannelError::Rejected { reason }) => assert!(!reason.is_empty()),
+        other => panic!("a refusal MUST be ChannelError::Rejected, got {other:?}"),
+    }
+}
+
+/// Spec §1: what core renders for the declared capabilities fits them.
+pub fn declared_limits_fit_what_core_renders(platform: &dyn PlatformUnderTest) {
+    let caps = platform.channel().capabilities();
+    let Some(limits) = caps.buttons else {
+        return;
+    };
+    let longest = QuestionId::parse(&"Z".repeat(askgate_core::token::MAX_QUESTION_ID_BYTES))
+        .unwrap_or_else(|_| unreachable!("a valid id"));
+    let Presentation::Buttons(prompt) = render(&single(), caps, &longest, Locale::ZhCn) else {
+        panic!("the declared button limits MUST carry a plain single-select question");
+    };
+    for token in prompt.options.iter().map(|o| &o.token).chain([&prompt.skip.token]) {
+        assert!(
+            token.len() <= limits.max_token_bytes,
+            "{token} exceeds the declared payload limit"
+        );
+    }
+    assert!(
+        caps.max_message_chars >= 1000,
+        "a message limit under 1000 characters cannot carry a question"
+    );
+}
