@@ -209,6 +209,10 @@ impl Engine {
     /// meanwhile resolve as expired, the others get their timers back, and
     /// any that was stored but never delivered is delivered now.
     pub async fn start(&self) -> Result<(), EngineError> {
+        // Ended before the previous process could edit their messages.
+        for record in self.inner.store.unfinished().await? {
+            self.spawn_finish(record);
+        }
         let now = self.inner.clock.now();
         for record in self.inner.store.pending().await? {
             if record.expires_at <= now {
@@ -554,8 +558,15 @@ impl Engine {
             return;
         };
         let presentation = render(&record.request, channel.capabilities(), &record.id, record.locale);
-        if let Err(error) = channel.finish(delivery, &presentation, &text).await {
-            warn!(question = %record.id, channel = %record.channel, %error, "could not edit the question's message");
+        match channel.finish(delivery, &presentation, &text).await {
+            Ok(()) => {
+                if let Err(error) = self.inner.store.mark_finished(&record.id).await {
+                    warn!(question = %record.id, channel = %record.channel, %error, "could not record the edit");
+                }
+            }
+            Err(error) => {
+                warn!(question = %record.id, channel = %record.channel, %error, "could not edit the question's message");
+            }
         }
     }
 }

@@ -767,6 +767,59 @@ async fn wait_returns_the_question_as_it_is_when_time_is_up() {
 }
 
 #[tokio::test]
+async fn a_message_left_unedited_by_a_crash_is_edited_on_the_next_start() {
+    let h = harness().await;
+    let record = h.ask("alice", single()).await;
+    // The process stopped right after storing the answer, before editing the message.
+    let mut answers = askgate_core::Answers::new();
+    let production = askgate_core::AnswerItem::Option {
+        index: 1,
+        label: "Production".into(),
+    };
+    answers.set(&record.request, "deploy", vec![production]);
+    let resolution = askgate_store::Resolution {
+        status: QuestionStatus::Answered,
+        at: START,
+        by: Some(UserRef {
+            id: "u-alice".into(),
+            display_name: "Alice".into(),
+        }),
+        answers: Some(answers),
+        reason: None,
+        via: Some("chat".into()),
+    };
+    askgate_store::Store::resolve(h.engine.store().as_ref(), &record.id, &resolution)
+        .await
+        .unwrap()
+        .unwrap();
+    let Harness {
+        dir,
+        clock,
+        chat,
+        engine,
+        stop_timers,
+    } = h;
+    drop((engine, stop_timers));
+    assert_eq!(chat.summaries(), Vec::<String>::new());
+
+    let h = start(dir, clock, chat).await;
+    assert_eq!(h.summary(1).await, ["Answered by Alice: Production"]);
+    // Once edited it is finished: a further start edits nothing again.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let Harness {
+        dir,
+        clock,
+        chat,
+        engine,
+        stop_timers,
+    } = h;
+    drop((engine, stop_timers));
+    let h = start(dir, clock, chat).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(h.chat.summaries().len(), 1);
+}
+
+#[tokio::test]
 async fn a_channel_cursor_is_kept_across_restarts() {
     let h = harness().await;
     assert_eq!(h.engine.cursor("chat").await, None);

@@ -89,6 +89,13 @@ pub trait Store: Send + Sync + 'static {
     /// resolution wins and later ones change nothing.
     async fn resolve(&self, id: &QuestionId, resolution: &Resolution) -> Result<Option<QuestionRecord>, StoreError>;
 
+    /// Ended, delivered questions whose message is not yet edited into its
+    /// summary (the process stopped in between), oldest first.
+    async fn unfinished(&self) -> Result<Vec<QuestionRecord>, StoreError>;
+
+    /// Records that an ended question's message now shows its summary.
+    async fn mark_finished(&self, id: &QuestionId) -> Result<(), StoreError>;
+
     /// Every pending question, oldest first (timers on start).
     async fn pending(&self) -> Result<Vec<QuestionRecord>, StoreError>;
 

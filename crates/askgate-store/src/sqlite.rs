@@ -276,6 +276,24 @@ impl Store for SqliteStore {
         Ok(Some(record))
     }
 
+    async fn unfinished(&self) -> Result<Vec<QuestionRecord>, StoreError> {
+        let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
+            "WHERE finished = 0 AND status NOT IN ('pending', 'delivery_failed') AND delivery IS NOT NULL \
+             ORDER BY created_at, rowid"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        decode_all(rows)
+    }
+
+    async fn mark_finished(&self, id: &QuestionId) -> Result<(), StoreError> {
+        sqlx::query("UPDATE questions SET finished = 1 WHERE id = ?")
+            .bind(id.as_str())
+            .execute(&self.writer)
+            .await?;
+        Ok(())
+    }
+
     async fn pending(&self) -> Result<Vec<QuestionRecord>, StoreError> {
         let rows =
             sqlx::query_as::<_, QuestionRow>(select_questions!("WHERE status = 'pending' ORDER BY created_at, rowid"))
