@@ -296,8 +296,25 @@ async fn other_opens_a_force_reply_whose_reply_is_the_answer() {
     let force_id = s.fake.messages()[&GROUP].last().unwrap()["message_id"]
         .as_i64()
         .unwrap();
-    // The attach happens right after the force-reply is sent.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The force-reply is attached to the question right after it is sent.
+    let force = askgate_core::channel::MessageRef {
+        conversation: GROUP.to_string(),
+        message: force_id.to_string(),
+    };
+    tokio::time::timeout(PATIENCE, async {
+        while s
+            .engine
+            .store()
+            .question_for_message("tg", &force)
+            .await
+            .unwrap()
+            .is_none()
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the force-reply is attached");
     s.fake
         .message(&alice(), &group, "  only on Friday ", Some(force_id), None);
     assert_eq!(
