@@ -127,7 +127,34 @@ fn question(to: &str, request: AskRequest) -> NewQuestion {
     }
 }
 
+/// What is left of a harness whose engine stopped, as after a crash.
+struct Stopped {
+    dir: TempDir,
+    clock: Clock,
+    chat: FakeChannel,
+}
+
+impl Stopped {
+    /// A new engine on the same store file, clock and channel.
+    async fn start_again(self) -> Harness {
+        start(self.dir, self.clock, self.chat).await
+    }
+}
+
 impl Harness {
+    /// Stops the engine and its timers, keeping the store file.
+    fn stop(self) -> Stopped {
+        let Self {
+            engine,
+            clock,
+            chat,
+            dir,
+            stop_timers,
+        } = self;
+        drop((engine, stop_timers));
+        Stopped { dir, clock, chat }
+    }
+
     async fn ask(&self, to: &str, request: AskRequest) -> QuestionRecord {
         let record = self
             .engine
@@ -702,18 +729,11 @@ async fn pending_questions_survive_a_restart() {
         ask.session_id = Some("s2".into());
         h.engine.ask(ask).await.unwrap()
     };
-    let Harness {
-        dir,
-        clock,
-        chat,
-        engine,
-        stop_timers,
-    } = h;
-    drop((engine, stop_timers));
+    let stopped = h.stop();
 
     // Down for two minutes: the 60 s question expired meanwhile, the 600 s one did not.
-    clock.advance(Duration::from_secs(120));
-    let h = start(dir, clock, chat).await;
+    stopped.clock.advance(Duration::from_secs(120));
+    let h = stopped.start_again().await;
     assert_eq!(h.status(&short.id).await, QuestionStatus::Expired);
     let pending = h.engine.get(&long.id).await.unwrap().unwrap();
     assert_eq!(
@@ -734,15 +754,7 @@ async fn pending_questions_survive_a_restart() {
 async fn timers_resume_after_a_restart() {
     let h = harness().await;
     let record = h.ask("alice", single()).await;
-    let Harness {
-        dir,
-        clock,
-        chat,
-        engine,
-        stop_timers,
-    } = h;
-    drop((engine, stop_timers));
-    let h = start(dir, clock, chat).await;
+    let h = h.stop().start_again().await;
     h.clock.advance(Duration::from_secs(61));
     assert_eq!(h.ended(&record.id).await.status, QuestionStatus::Expired);
 }
@@ -792,29 +804,13 @@ async fn a_message_left_unedited_by_a_crash_is_edited_on_the_next_start() {
         .await
         .unwrap()
         .unwrap();
-    let Harness {
-        dir,
-        clock,
-        chat,
-        engine,
-        stop_timers,
-    } = h;
-    drop((engine, stop_timers));
-    assert_eq!(chat.summaries(), Vec::<String>::new());
-
-    let h = start(dir, clock, chat).await;
+    let stopped = h.stop();
+    assert_eq!(stopped.chat.summaries(), Vec::<String>::new());
+    let h = stopped.start_again().await;
     assert_eq!(h.summary(1).await, ["Answered by Alice: Production"]);
     // Once edited it is finished: a further start edits nothing again.
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let Harness {
-        dir,
-        clock,
-        chat,
-        engine,
-        stop_timers,
-    } = h;
-    drop((engine, stop_timers));
-    let h = start(dir, clock, chat).await;
+    let h = h.stop().start_again().await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(h.chat.summaries().len(), 1);
 }
@@ -825,15 +821,7 @@ async fn a_channel_cursor_is_kept_across_restarts() {
     assert_eq!(h.engine.cursor("chat").await, None);
     h.engine.save_cursor("chat", "41").await;
     h.engine.save_cursor("chat", "42").await;
-    let Harness {
-        dir,
-        clock,
-        chat,
-        engine,
-        stop_timers,
-    } = h;
-    drop((engine, stop_timers));
-    let h = start(dir, clock, chat).await;
+    let h = h.stop().start_again().await;
     assert_eq!(h.engine.cursor("chat").await.as_deref(), Some("42"));
     assert_eq!(h.engine.cursor("other").await, None);
 }
