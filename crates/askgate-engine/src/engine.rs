@@ -479,26 +479,11 @@ impl Engine {
     async fn deliver(&self, record: QuestionRecord) -> Result<(), EngineError> {
         let Some(channel) = self.inner.channels.get(&record.channel) else {
             let reason = format!("channel \"{}\" is not configured", record.channel);
-            self.resolve(
-                &record.id,
-                self.resolution(QuestionStatus::DeliveryFailed, Some(&reason)),
-            )
-            .await?;
-            return Ok(());
+            return self.delivery_failed(&record.id, &reason).await;
         };
-        let destination = &self
-            .inner
-            .recipients
-            .get(&record.recipient)
-            .map(|r| r.destination.clone());
-        let Some(destination) = destination else {
+        let Some(destination) = self.inner.recipients.get(&record.recipient).map(|r| &r.destination) else {
             let reason = format!("recipient \"{}\" is not configured", record.recipient);
-            self.resolve(
-                &record.id,
-                self.resolution(QuestionStatus::DeliveryFailed, Some(&reason)),
-            )
-            .await?;
-            return Ok(());
+            return self.delivery_failed(&record.id, &reason).await;
         };
         let presentation = render(&record.request, channel.capabilities(), &record.id, record.locale);
         let mut delay = FIRST_RETRY_DELAY;
@@ -528,17 +513,16 @@ impl Engine {
                         delay *= 2;
                         continue;
                     }
-                    let reason = error.to_string();
-                    self.resolve(
-                        &record.id,
-                        self.resolution(QuestionStatus::DeliveryFailed, Some(&reason)),
-                    )
-                    .await?;
-                    return Ok(());
+                    return self.delivery_failed(&record.id, &error.to_string()).await;
                 }
             }
         }
         Ok(())
+    }
+
+    async fn delivery_failed(&self, id: &QuestionId, reason: &str) -> Result<(), EngineError> {
+        let resolution = self.resolution(QuestionStatus::DeliveryFailed, Some(reason));
+        self.resolve(id, resolution).await.map(drop)
     }
 
     fn spawn_finish(&self, record: QuestionRecord) {

@@ -16,11 +16,11 @@ use futures_util::Stream;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::AppState;
 use crate::auth::Agent;
 use crate::body::ApiJson;
 use crate::error::ApiError;
 use crate::resource;
+use crate::{AppState, Change};
 
 /// The longest `?wait=` a request may hold: the longest timeout a question can have.
 const MAX_WAIT_SECONDS: u64 = 3600;
@@ -219,19 +219,13 @@ pub(crate) async fn question_events(
                 let record = match next {
                     Some(record) => record,
                     None => loop {
-                        let change = tokio::select! {
-                            change = changes.recv() => change,
-                            () = state.stopped() => return None,
-                        };
-                        match change {
-                            Ok(record) if record.id == id => break (*record).clone(),
-                            Ok(_) => {}
-                            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        match state.next_change(&mut changes, |record| record.id == id).await? {
+                            Change::Matching(record) => break (*record).clone(),
+                            Change::Missed => {
                                 if let Ok(Some(record)) = state.0.engine.get(&id).await {
                                     break record;
                                 }
                             }
-                            Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
                         }
                     },
                 };

@@ -65,6 +65,14 @@ impl Default for ServerSettings {
     }
 }
 
+/// What a live view learns from [`AppState::next_change`].
+pub(crate) enum Change {
+    /// A question it watches changed.
+    Matching(Arc<askgate_store::QuestionRecord>),
+    /// Changes were lost: re-read what it shows.
+    Missed,
+}
+
 /// What every handler shares. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct AppState(pub(crate) Arc<Shared>);
@@ -118,6 +126,29 @@ impl AppState {
     pub(crate) async fn stopped(&self) {
         let mut stopping = self.0.stopping.clone();
         drop(stopping.wait_for(|stop| *stop).await);
+    }
+
+    /// The next change to a question that `matches`, for a live view:
+    /// [`Change::Missed`] when the view fell behind and changes were lost,
+    /// `None` once the server shuts down or the engine is gone.
+    pub(crate) async fn next_change(
+        &self,
+        changes: &mut tokio::sync::broadcast::Receiver<Arc<askgate_store::QuestionRecord>>,
+        matches: impl Fn(&askgate_store::QuestionRecord) -> bool,
+    ) -> Option<Change> {
+        use tokio::sync::broadcast::error::RecvError;
+        loop {
+            let change = tokio::select! {
+                change = changes.recv() => change,
+                () = self.stopped() => return None,
+            };
+            match change {
+                Ok(record) if matches(&record) => return Some(Change::Matching(record)),
+                Ok(_) => {}
+                Err(RecvError::Lagged(_)) => return Some(Change::Missed),
+                Err(RecvError::Closed) => return None,
+            }
+        }
     }
 
     /// Whether the server is shutting down.

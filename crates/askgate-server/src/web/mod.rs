@@ -23,10 +23,10 @@ use futures_util::Stream;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::AppState;
 use crate::body::ApiJson;
 use crate::error::ApiError;
 use crate::resource::time;
+use crate::{AppState, Change};
 
 /// How many ended questions the page keeps showing.
 const RECENT_ON_PAGE: u32 = 10;
@@ -269,25 +269,16 @@ pub(crate) async fn events(
     let name = recipient_for(&state, &key)?;
     let changes = state.0.engine.subscribe();
     let stream = futures_util::stream::unfold((changes, name, state), |(mut changes, name, state)| async move {
-        loop {
-            let change = tokio::select! {
-                change = changes.recv() => change,
-                () = state.stopped() => return None,
-            };
-            match change {
-                Ok(record) if record.recipient == name => {
-                    let data = json!({"id": record.id, "status": record.status}).to_string();
-                    return Some((Ok(Event::default().event("changed").data(data)), (changes, name, state)));
-                }
-                Ok(_) => {}
-                // Missed some: tell the page to re-read everything.
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                    let data = json!({"id": null, "status": null}).to_string();
-                    return Some((Ok(Event::default().event("changed").data(data)), (changes, name, state)));
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
-            }
-        }
+        let data = match state
+            .next_change(&mut changes, |record| record.recipient == name)
+            .await?
+        {
+            Change::Matching(record) => json!({"id": record.id, "status": record.status}),
+            // Missed some: tell the page to re-read everything.
+            Change::Missed => json!({"id": null, "status": null}),
+        };
+        let event = Event::default().event("changed").data(data.to_string());
+        Some((Ok(event), (changes, name, state)))
     });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
