@@ -224,13 +224,29 @@ pub trait Channel: Send + Sync + 'static {
     ) -> Result<MessageRef, ChannelError>;
 }
 
+/// Why an inbound event could not be applied. The event's effect is not
+/// stored: the adapter MUST NOT acknowledge it to the platform (no cursor
+/// moved past it, no HTTP 200), so that the platform delivers it again.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InboundError {
+    /// askgate could not store the event's effect (its store failed); trying
+    /// the same event again later can succeed.
+    #[error("the event could not be stored: {reason}")]
+    Unavailable {
+        /// What failed, for the log.
+        reason: String,
+    },
+}
+
 /// Where an adapter hands inbound events: the engine.
 #[async_trait]
 pub trait InboundSink: Send + Sync + 'static {
     /// Applies one event, durably, and says how to acknowledge it. The
     /// adapter acknowledges the platform (and moves its cursor past the
-    /// event) only after this returns.
-    async fn handle(&self, channel: &str, event: InboundEvent) -> Reaction;
+    /// event) only after this returned `Ok`; on `Err` it acknowledges
+    /// nothing and lets the platform deliver the event again.
+    async fn handle(&self, channel: &str, event: InboundEvent) -> Result<Reaction, InboundError>;
 
     /// Records that `message` belongs to `question` too (a force-reply sent
     /// for Other…), so that a reply to it answers the question.

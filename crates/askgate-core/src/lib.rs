@@ -32,7 +32,7 @@ pub mod token;
 pub mod validate;
 
 pub use answer::{AnswerItem, AnswerValues, Answers, ToolResult};
-pub use channel::{Channel, ChannelError, InboundEvent, InboundKind, InboundSink, Reaction};
+pub use channel::{Channel, ChannelError, InboundError, InboundEvent, InboundKind, InboundSink, Reaction};
 pub use chrome::Locale;
 pub use render::{Capabilities, Presentation, render};
 pub use reply::{ReplyOutcome, ReplyReader, read_reply};

@@ -1,7 +1,9 @@
 //! Inbound events from chat adapters: taps and typed replies, applied to
 //! the question they belong to (spec §5, §6).
 
-use askgate_core::channel::{ConversationKind, InboundEvent, InboundKind, InboundSink, MessageRef, Reaction};
+use askgate_core::channel::{
+    ConversationKind, InboundError, InboundEvent, InboundKind, InboundSink, MessageRef, Reaction,
+};
 use askgate_core::chrome::Chrome;
 use askgate_core::{ButtonAction, ButtonToken, QuestionId, ReplyOutcome, ReplyReader};
 use askgate_store::{QuestionRecord, QuestionStatus, Resolution};
@@ -12,14 +14,13 @@ use crate::engine::{Engine, EngineError};
 
 #[async_trait]
 impl InboundSink for Engine {
-    async fn handle(&self, channel: &str, event: InboundEvent) -> Reaction {
-        match self.handle_event(channel, &event).await {
-            Ok(reaction) => reaction,
-            Err(error) => {
-                warn!(channel, event = %event.event_id, %error, "an inbound event could not be applied");
-                Reaction::Nothing
+    async fn handle(&self, channel: &str, event: InboundEvent) -> Result<Reaction, InboundError> {
+        self.handle_event(channel, &event).await.map_err(|error| {
+            warn!(channel, event = %event.event_id, %error, "an inbound event could not be applied; it stays unacknowledged");
+            InboundError::Unavailable {
+                reason: error.to_string(),
             }
-        }
+        })
     }
 
     async fn attach(&self, channel: &str, question: &QuestionId, message: MessageRef) {

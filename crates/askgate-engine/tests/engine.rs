@@ -293,7 +293,8 @@ async fn a_tap_answers_and_the_message_becomes_its_summary() {
     let reaction = h
         .engine
         .handle("chat", tap(&record, "e1", "u-alice", ButtonAction::Choose(1)))
-        .await;
+        .await
+        .expect("the event is stored");
     assert_eq!(
         reaction,
         Reaction::Notice {
@@ -319,17 +320,20 @@ async fn the_first_answer_wins_and_repeats_change_nothing() {
     let record = h.ask("alice", single()).await;
     h.engine
         .handle("chat", tap(&record, "e1", "u-alice", ButtonAction::Choose(0)))
-        .await;
+        .await
+        .expect("the event is stored");
     let again = h
         .engine
         .handle("chat", tap(&record, "e2", "u-alice", ButtonAction::Choose(2)))
-        .await;
+        .await
+        .expect("the event is stored");
     assert_eq!(notice(&again), "This question was already answered");
     // The platform redelivers the first event: nothing at all happens.
     assert_eq!(
         h.engine
             .handle("chat", tap(&record, "e1", "u-alice", ButtonAction::Choose(0)))
-            .await,
+            .await
+            .expect("the event is stored"),
         Reaction::Nothing
     );
     let ended = h.ended(&record.id).await;
@@ -349,7 +353,8 @@ async fn only_the_addressed_person_may_answer_in_a_group() {
     let refused = h
         .engine
         .handle("chat", tap(&record, "e1", "u-bob", ButtonAction::Choose(0)))
-        .await;
+        .await
+        .expect("the event is stored");
     assert_eq!(
         refused,
         Reaction::Notice {
@@ -357,12 +362,17 @@ async fn only_the_addressed_person_may_answer_in_a_group() {
             alert: true
         }
     );
-    let refused = h.engine.handle("chat", typed(&record, "e2", "u-bob", "2", true)).await;
+    let refused = h
+        .engine
+        .handle("chat", typed(&record, "e2", "u-bob", "2", true))
+        .await
+        .expect("the event is stored");
     assert_eq!(notice(&refused), "This question is for Alice");
     let refused = h
         .engine
         .handle("chat", tap(&record, "e3", "u-bob", ButtonAction::Skip))
-        .await;
+        .await
+        .expect("the event is stored");
     assert_eq!(notice(&refused), "This question is for Alice");
     assert_eq!(h.status(&record.id).await, QuestionStatus::Pending);
 
@@ -370,7 +380,8 @@ async fn only_the_addressed_person_may_answer_in_a_group() {
     assert_eq!(
         h.engine
             .handle("chat", typed(&record, "e4", "u-alice", "2", false))
-            .await,
+            .await
+            .expect("the event is stored"),
         Reaction::Nothing
     );
     assert_eq!(h.status(&record.id).await, QuestionStatus::Pending);
@@ -378,7 +389,8 @@ async fn only_the_addressed_person_may_answer_in_a_group() {
     assert_eq!(
         h.engine
             .handle("chat", typed(&record, "e5", "u-alice", "canary", true))
-            .await,
+            .await
+            .expect("the event is stored"),
         Reaction::Nothing
     );
     assert_eq!(
@@ -393,11 +405,15 @@ async fn a_tap_from_another_conversation_changes_nothing() {
     let record = h.ask("alice", single()).await;
     let mut forged = tap(&record, "e1", "u-alice", ButtonAction::Choose(0));
     forged.conversation = "dm-mallory".into();
-    assert_eq!(h.engine.handle("chat", forged).await, Reaction::Nothing);
+    assert_eq!(
+        h.engine.handle("chat", forged).await.expect("the event is stored"),
+        Reaction::Nothing
+    );
     assert_eq!(
         h.engine
             .handle("other-channel", tap(&record, "e2", "u-alice", ButtonAction::Choose(0)))
-            .await,
+            .await
+            .expect("the event is stored"),
         Reaction::Nothing
     );
     let mut garbage = tap(&record, "e3", "u-alice", ButtonAction::Choose(0));
@@ -405,7 +421,10 @@ async fn a_tap_from_another_conversation_changes_nothing() {
         token: "Production".into(),
         message: message(&record),
     };
-    assert_eq!(h.engine.handle("chat", garbage).await, Reaction::Nothing);
+    assert_eq!(
+        h.engine.handle("chat", garbage).await.expect("the event is stored"),
+        Reaction::Nothing
+    );
     assert_eq!(h.status(&record.id).await, QuestionStatus::Pending);
 }
 
@@ -422,7 +441,8 @@ async fn in_a_direct_conversation_an_unthreaded_reply_answers_the_newest_questio
     assert_eq!(
         h.engine
             .handle("chat", typed(&second, "e1", "u-alice", "2", false))
-            .await,
+            .await
+            .expect("the event is stored"),
         Reaction::Nothing
     );
     assert_eq!(h.ended(&second.id).await.status, QuestionStatus::Answered);
@@ -430,7 +450,8 @@ async fn in_a_direct_conversation_an_unthreaded_reply_answers_the_newest_questio
     // A reply to the older question's message still reaches it.
     h.engine
         .handle("chat", typed(&first, "e2", "u-alice", "my own words", true))
-        .await;
+        .await
+        .expect("the event is stored");
     assert_eq!(
         result(&h.ended(&first.id).await),
         json!({"status": "answered", "answers": {"answers": {"deploy": ["my own words"]}}})
@@ -439,7 +460,8 @@ async fn in_a_direct_conversation_an_unthreaded_reply_answers_the_newest_questio
     let nothing = h
         .engine
         .handle("chat", typed(&first, "e3", "u-alice", "hello?", false))
-        .await;
+        .await
+        .expect("the event is stored");
     assert_eq!(notice(&nothing), "There is no question waiting for you right now.");
 }
 
@@ -451,7 +473,8 @@ async fn a_multi_question_prompt_is_answered_over_several_replies() {
     let partial = h
         .engine
         .handle("chat", typed(&record, "e1", "u-alice", "2: 1, 3", false))
-        .await;
+        .await
+        .expect("the event is stored");
     assert_eq!(
         partial,
         Reaction::Reply {
@@ -464,7 +487,8 @@ async fn a_multi_question_prompt_is_answered_over_several_replies() {
 
     h.engine
         .handle("chat", typed(&record, "e2", "u-alice", "production", false))
-        .await;
+        .await
+        .expect("the event is stored");
     assert_eq!(
         result(&h.ended(&record.id).await),
         json!({"status": "answered", "answers": {"answers": {"deploy": ["Production"], "notify": ["Team", "Nobody"]}}})
@@ -482,7 +506,8 @@ async fn other_opens_a_free_text_input_whose_text_is_the_answer() {
     let reaction = h
         .engine
         .handle("chat", tap(&record, "e1", "u-alice", ButtonAction::Other))
-        .await;
+        .await
+        .expect("the event is stored");
     let Reaction::AskFreeText { token, title, .. } = reaction else {
         panic!("expected a free-text input, got {reaction:?}")
     };
@@ -497,7 +522,7 @@ async fn other_opens_a_free_text_input_whose_text_is_the_answer() {
             text: "  only on Friday ".into(),
         },
     );
-    h.engine.handle("chat", submitted).await;
+    h.engine.handle("chat", submitted).await.expect("the event is stored");
     assert_eq!(
         result(&h.ended(&record.id).await),
         json!({"status": "answered", "answers": {"answers": {"deploy": ["only on Friday"]}}})
@@ -517,7 +542,7 @@ async fn a_force_reply_attached_to_a_question_takes_replies() {
     if let InboundKind::TextReply { reply_to, .. } = &mut reply.kind {
         *reply_to = Some(force_reply);
     }
-    h.engine.handle("chat", reply).await;
+    h.engine.handle("chat", reply).await.expect("the event is stored");
     assert_eq!(h.ended(&record.id).await.status, QuestionStatus::Answered);
 }
 
@@ -528,7 +553,8 @@ async fn skip_by_button_or_word_gives_no_answer() {
     let reaction = h
         .engine
         .handle("chat", tap(&record, "e1", "u-alice", ButtonAction::Skip))
-        .await;
+        .await
+        .expect("the event is stored");
     assert_eq!(notice(&reaction), "Skipped");
     let ended = h.ended(&record.id).await;
     assert_eq!(ended.status, QuestionStatus::Skipped);
@@ -538,7 +564,8 @@ async fn skip_by_button_or_word_gives_no_answer() {
     let record = h.ask("alice", two()).await;
     h.engine
         .handle("chat", typed(&record, "e2", "u-alice", "跳过", false))
-        .await;
+        .await
+        .expect("the event is stored");
     assert_eq!(h.ended(&record.id).await.status, QuestionStatus::Skipped);
 }
 
@@ -558,12 +585,16 @@ async fn non_text_and_empty_messages_are_not_answers() {
             reply_to: None,
         },
     );
-    assert!(notice(&h.engine.handle("chat", sticker).await).starts_with("That isn't an answer"));
+    assert!(
+        notice(&h.engine.handle("chat", sticker).await.expect("the event is stored"))
+            .starts_with("That isn't an answer")
+    );
     assert!(
         notice(
             &h.engine
                 .handle("chat", typed(&record, "e2", "u-alice", "   ", true))
                 .await
+                .expect("the event is stored")
         )
         .starts_with("That isn't an answer")
     );
@@ -585,7 +616,8 @@ async fn questions_expire_at_their_deadline() {
     let late = h
         .engine
         .handle("chat", tap(&record, "e1", "u-alice", ButtonAction::Choose(0)))
-        .await;
+        .await
+        .expect("the event is stored");
     assert_eq!(notice(&late), "This question has expired");
 }
 
@@ -635,7 +667,8 @@ async fn cancel_is_idempotent_and_only_for_the_asking_agent() {
     let late = h
         .engine
         .handle("chat", tap(&record, "e1", "u-alice", ButtonAction::Choose(0)))
-        .await;
+        .await
+        .expect("the event is stored");
     assert_eq!(notice(&late), "This question is closed");
 }
 
@@ -743,7 +776,8 @@ async fn pending_questions_survive_a_restart() {
     // It can still be answered through the new engine, and its timer still runs.
     h.engine
         .handle("chat", tap(&pending, "e1", "u-alice", ButtonAction::Choose(2)))
-        .await;
+        .await
+        .expect("the event is stored");
     assert_eq!(
         result(&h.ended(&long.id).await),
         json!({"status": "answered", "answers": {"answers": {"deploy": ["Canary"]}}})

@@ -1,5 +1,8 @@
 //! [`TelegramChannel`]: what Telegram can show, and sending and editing prompts.
 
+use std::io;
+use std::sync::{Arc, OnceLock};
+
 use askgate_core::channel::{Channel, ChannelError, Delivery, Destination, MessageRef};
 use askgate_core::render::{ButtonLimits, FreeTextInput};
 use askgate_core::{Capabilities, Presentation};
@@ -10,12 +13,14 @@ use teloxide::payloads::{EditMessageTextSetters as _, SendMessageSetters as _};
 use teloxide::prelude::{Requester as _, RequesterExt as _};
 use teloxide::types::{
     ChatId, InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions, MessageId, ParseMode, Recipient,
-    ReplyParameters, ThreadId,
+    ReplyParameters, ThreadId, Update,
 };
 use teloxide::{ApiError, Bot, RequestError};
 
+use crate::decode::{Decoded, decode};
 use crate::error::channel_error;
 use crate::markup::html;
+use crate::turns::{LineClosed, Turns};
 
 /// Telegram's `callback_data` limit, in bytes.
 const CALLBACK_DATA_BYTES: usize = 64;
@@ -24,19 +29,37 @@ const CALLBACK_DATA_BYTES: usize = 64;
 /// margin is for the invisible characters that defuse `@mentions`.
 const MAX_MESSAGE_CHARS: usize = 4000;
 
+/// Telegram's published limits for sending (Bots FAQ, "My bot is hitting
+/// limits"): about 30 messages a second overall, one a second in a chat, 20 a
+/// minute in a group. teloxide's `Throttle` holds one per-minute limit for
+/// every chat that is not a supergroup or channel, so private chats get the
+/// group figure too: a person receives at most 20 messages a minute, which
+/// no one answering questions comes near. (teloxide's default would allow
+/// supergroups only 10.)
+const SEND_LIMITS: Limits = Limits {
+    messages_per_sec_overall: 30,
+    messages_per_sec_chat: 1,
+    messages_per_min_chat: 20,
+    messages_per_min_channel_or_supergroup: 20,
+};
+
 /// A Telegram bot as an askgate channel.
 #[derive(Debug, Clone)]
 pub struct TelegramChannel {
     name: String,
     bot: Throttle<Bot>,
     capabilities: Capabilities,
+    /// The bot's username, once [`TelegramChannel::check`] asked Telegram.
+    username: Arc<OnceLock<String>>,
+    /// The messages waiting for their chat's turn.
+    turns: Turns,
 }
 
 impl TelegramChannel {
     /// A channel named `name` for the bot with this token. `api_url` points it
     /// at another Bot API server (tests use the testkit's fake). Sending is
-    /// queued within Telegram's limits (about 30 messages a second overall,
-    /// one a second per chat, 20 a minute per group), never dropped.
+    /// queued within Telegram's limits ([`SEND_LIMITS`]), never dropped; a 429
+    /// that gets through anyway is waited out and the message sent again.
     ///
     /// Must be called inside a tokio runtime: the queue runs as a task.
     pub fn new(name: &str, token: &str, api_url: Option<reqwest::Url>) -> Self {
@@ -46,7 +69,7 @@ impl TelegramChannel {
         }
         Self {
             name: name.to_owned(),
-            bot: bot.throttle(Limits::default()),
+            bot: bot.throttle(SEND_LIMITS),
             capabilities: Capabilities {
                 buttons: Some(ButtonLimits {
                     // One option a row, then Other… and Skip: far below Telegram's 100.
@@ -59,6 +82,8 @@ impl TelegramChannel {
                 free_text_input: FreeTextInput::ForceReply,
                 private_notices: true,
             },
+            username: Arc::default(),
+            turns: Turns::default(),
         }
     }
 
@@ -67,10 +92,37 @@ impl TelegramChannel {
         &self.bot
     }
 
-    /// Checks the token with `getMe`; the bot's username on success.
+    /// Checks the token with `getMe`; the bot's username on success, which
+    /// the channel keeps to recognise commands addressed to it.
     pub async fn check(&self) -> Result<String, ChannelError> {
         let me = self.bot.get_me().await.map_err(|error| channel_error(&error))?;
-        Ok(me.username().to_owned())
+        let username = me.username().to_owned();
+        // A second check finds the same bot: the first answer stays.
+        let _ = self.username.set(username.clone());
+        Ok(username)
+    }
+
+    /// Sends with `send` to `chat` in its turn ([`Turns`]): after the
+    /// messages queued for it before, without holding up other chats.
+    pub(crate) async fn in_turn<T: Send + 'static>(
+        &self,
+        chat: &Recipient,
+        send: impl IntoFuture<Output = Result<T, RequestError>, IntoFuture: Send + 'static>,
+    ) -> Result<T, RequestError> {
+        self.turns
+            .send(&turn_key(chat), send.into_future())
+            .await
+            .unwrap_or_else(|LineClosed| Err(RequestError::Io(Arc::new(io::Error::other("askgate is shutting down")))))
+    }
+
+    /// Queues a message for `chat` in its turn, and returns at once.
+    pub(crate) fn queue(&self, chat: &Recipient, send: impl Future<Output = ()> + Send + 'static) {
+        self.turns.queue(&turn_key(chat), send);
+    }
+
+    /// The event in an update for this bot (see [`decode`]).
+    pub fn decode(&self, update: &Update) -> Option<Decoded> {
+        decode(update, self.username.get().map(String::as_str))
     }
 
     async fn send(
@@ -83,7 +135,7 @@ impl TelegramChannel {
         let chat = recipient(&to.conversation)?;
         let mut request = self
             .bot
-            .send_message(chat, text)
+            .send_message(chat.clone(), text)
             .parse_mode(ParseMode::Html)
             .link_preview_options(no_preview());
         if let Some(thread) = thread_id(to.thread.as_deref())? {
@@ -95,11 +147,22 @@ impl TelegramChannel {
         if let Some(message) = reply_to {
             request = request.reply_parameters(ReplyParameters::new(message).allow_sending_without_reply());
         }
-        let sent = request.await.map_err(|error| channel_error(&error))?;
+        let sent = self
+            .in_turn(&chat, request)
+            .await
+            .map_err(|error| channel_error(&error))?;
         Ok(MessageRef {
             conversation: sent.chat.id.to_string(),
             message: sent.id.0.to_string(),
         })
+    }
+}
+
+/// The line a chat's messages wait in: its id, or its `@username`.
+fn turn_key(chat: &Recipient) -> String {
+    match chat {
+        Recipient::Id(id) => id.0.to_string(),
+        Recipient::ChannelUsername(name) => name.clone(),
     }
 }
 

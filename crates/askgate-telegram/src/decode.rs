@@ -32,6 +32,15 @@ pub enum Ack {
     },
 }
 
+impl Ack {
+    /// The chat the event happened in.
+    pub fn chat(&self) -> ChatId {
+        match self {
+            Self::Callback { chat, .. } | Self::Message { chat, .. } => *chat,
+        }
+    }
+}
+
 /// An update askgate cares about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decoded {
@@ -42,8 +51,11 @@ pub struct Decoded {
 }
 
 /// The event in an update, or `None` for updates askgate ignores (edits,
-/// joins, reactions, channel posts, kinds it does not know).
-pub fn decode(update: &Update) -> Option<Decoded> {
+/// joins, reactions, channel posts, kinds it does not know, commands meant
+/// for another bot). `bot_username` is this bot's (from `getMe`), to tell
+/// `/skip@this_bot` from `/skip@another_bot` in a group; when unknown, a
+/// command is taken whoever it names.
+pub fn decode(update: &Update, bot_username: Option<&str>) -> Option<Decoded> {
     let event_id = update.id.0.to_string();
     match &update.kind {
         UpdateKind::CallbackQuery(query) => {
@@ -72,12 +84,12 @@ pub fn decode(update: &Update) -> Option<Decoded> {
                 },
             })
         }
-        UpdateKind::Message(message) => decode_message(event_id, message),
+        UpdateKind::Message(message) => decode_message(event_id, message, bot_username),
         _ => None,
     }
 }
 
-fn decode_message(event_id: String, message: &Message) -> Option<Decoded> {
+fn decode_message(event_id: String, message: &Message, bot_username: Option<&str>) -> Option<Decoded> {
     let from = message.from.as_ref()?;
     if from.is_bot {
         return None;
@@ -90,13 +102,23 @@ fn decode_message(event_id: String, message: &Message) -> Option<Decoded> {
     let reply_to = message
         .reply_to_message()
         .map(|replied| reference(replied.chat.id, replied.id));
-    let kind = match (&common.media_kind, message.text()) {
-        (MediaKind::Text(_), Some(text)) => InboundKind::TextReply {
+    let text = match (&common.media_kind, message.text()) {
+        (MediaKind::Text(_), Some(text)) => match command(text) {
+            Some(command) if !command.is_for(bot_username) => return None,
+            Some(command) if command.name.eq_ignore_ascii_case("skip") => Some("/skip".to_owned()),
+            // `/start`, `/help`: a person talking to the bot, not answering.
+            Some(_) => None,
+            None => Some(text.to_owned()),
+        },
+        _ => None,
+    };
+    let kind = match text {
+        Some(text) => InboundKind::TextReply {
             message: this,
-            text: text.to_owned(),
+            text,
             reply_to,
         },
-        _ => InboundKind::NonText {
+        None => InboundKind::NonText {
             message: this,
             reply_to,
         },
@@ -115,6 +137,35 @@ fn decode_message(event_id: String, message: &Message) -> Option<Decoded> {
             message: message.id,
         },
     })
+}
+
+/// A message that is nothing but a bot command: `/skip`, or in a group
+/// `/skip@askgate_bot` (Telegram's own syntax: up to 32 letters, digits and
+/// underscores). A command with more text after it is read as text.
+struct Command<'a> {
+    name: &'a str,
+    addressee: Option<&'a str>,
+}
+
+impl Command<'_> {
+    fn is_for(&self, bot_username: Option<&str>) -> bool {
+        match (self.addressee, bot_username) {
+            (Some(addressee), Some(bot)) => addressee.eq_ignore_ascii_case(bot),
+            _ => true,
+        }
+    }
+}
+
+fn command(text: &str) -> Option<Command<'_>> {
+    let word = |part: &str, max: usize| {
+        !part.is_empty() && part.len() <= max && part.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    };
+    let body = text.trim().strip_prefix('/')?;
+    let (name, addressee) = match body.split_once('@') {
+        Some((name, addressee)) => (name, Some(addressee)),
+        None => (body, None),
+    };
+    (word(name, 32) && addressee.is_none_or(|addressee| word(addressee, 32))).then_some(Command { name, addressee })
 }
 
 fn user(user: &User) -> UserRef {

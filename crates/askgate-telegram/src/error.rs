@@ -36,8 +36,13 @@ pub fn channel_error(error: &RequestError) -> ChannelError {
 pub fn retry_delay(error: &RequestError, attempt: u32) -> Duration {
     match error {
         RequestError::RetryAfter(seconds) => seconds.duration(),
-        _ => Duration::from_millis(500 * 2_u64.pow(attempt.min(6))),
+        _ => backoff(attempt),
     }
+}
+
+/// The pause before the `attempt`th retry (from 0): 0.5 s, doubling, at most 32 s.
+pub fn backoff(attempt: u32) -> Duration {
+    Duration::from_millis(500 * 2_u64.pow(attempt.min(6)))
 }
 
 #[cfg(test)]

@@ -1,26 +1,32 @@
 //! Long polling: updates are fetched with `getUpdates`, each is handed to the
-//! engine and acknowledged, and only then is the offset moved past it and
-//! saved, so that a restart neither loses nor replays an answer.
+//! engine, and only once its effect is stored is the offset moved past it and
+//! saved, so that a restart neither loses nor replays an answer. Replies are
+//! queued for their chat's turn rather than awaited ([`react`]), so that a
+//! chat waiting out its rate limit holds up no one else's updates.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use askgate_core::channel::InboundSink;
+use askgate_core::channel::{InboundError, InboundSink};
 use teloxide::payloads::GetUpdatesSetters as _;
 use teloxide::prelude::Requester as _;
-use teloxide::types::AllowedUpdate;
+use teloxide::types::{AllowedUpdate, Update};
 use tracing::{info, warn};
 
 use crate::TelegramChannel;
-use crate::decode::decode;
-use crate::error::retry_delay;
+use crate::error::{backoff, retry_delay};
 use crate::react::react;
 
 /// How long one `getUpdates` call waits for updates.
 const POLL_TIMEOUT_SECONDS: u32 = 25;
 
 /// Polls until `shutdown` completes.
-pub async fn run(channel: &TelegramChannel, sink: &dyn InboundSink, shutdown: impl std::future::Future<Output = ()>) {
-    let name = askgate_core::Channel::name(channel).to_owned();
+pub async fn run(
+    channel: Arc<TelegramChannel>,
+    sink: Arc<dyn InboundSink>,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    let name = askgate_core::Channel::name(channel.as_ref()).to_owned();
     let bot = channel.bot();
     // Polling and a webhook exclude each other: make sure none is set.
     if let Err(error) = bot.delete_webhook().await {
@@ -44,27 +50,51 @@ pub async fn run(channel: &TelegramChannel, sink: &dyn InboundSink, shutdown: im
             () = &mut shutdown => return,
             updates = request => updates,
         };
-        match updates {
-            Ok(updates) => {
-                failures = 0;
-                for update in updates {
-                    if let Some(decoded) = decode(&update) {
-                        let reaction = sink.handle(&name, decoded.event).await;
-                        react(channel, sink, &decoded.ack, reaction).await;
-                    }
-                    offset = i32::try_from(update.id.0).unwrap_or(i32::MAX).saturating_add(1);
-                    sink.save_cursor(&name, &offset.to_string()).await;
+        let pause = match updates {
+            Ok(updates) => match take(&channel, &sink, &name, updates, &mut offset).await {
+                Ok(()) => {
+                    failures = 0;
+                    continue;
                 }
-            }
+                // The update stays unconfirmed: the next poll from the saved
+                // offset brings it again.
+                Err(error) => {
+                    let pause = backoff(failures);
+                    warn!(channel = %name, %error, ?pause, "an update could not be stored; taking it again");
+                    pause
+                }
+            },
             Err(error) => {
                 let pause = retry_delay(&error, failures);
-                failures += 1;
                 warn!(channel = %name, %error, ?pause, "polling Telegram failed; retrying");
-                tokio::select! {
-                    () = &mut shutdown => return,
-                    () = tokio::time::sleep(pause.max(Duration::from_millis(100))) => {}
-                }
+                pause
             }
+        };
+        failures += 1;
+        tokio::select! {
+            () = &mut shutdown => return,
+            () = tokio::time::sleep(pause.max(Duration::from_millis(100))) => {}
         }
     }
+}
+
+/// Hands each update to the engine, acknowledges it (a reply is queued),
+/// and only then moves the offset past it and saves it. Stops at the first update the
+/// engine could not store.
+async fn take(
+    channel: &TelegramChannel,
+    sink: &Arc<dyn InboundSink>,
+    name: &str,
+    updates: Vec<Update>,
+    offset: &mut i32,
+) -> Result<(), InboundError> {
+    for update in updates {
+        if let Some(decoded) = channel.decode(&update) {
+            let reaction = sink.handle(name, decoded.event).await?;
+            react(channel, sink, decoded.ack, reaction).await;
+        }
+        *offset = i32::try_from(update.id.0).unwrap_or(i32::MAX).saturating_add(1);
+        sink.save_cursor(name, &offset.to_string()).await;
+    }
+    Ok(())
 }

@@ -1,8 +1,16 @@
 //! The engine's [`Reaction`] shown the Telegram way: a tap is always
 //! answered (`answerCallbackQuery`, an alert for refusals); a typed message
 //! gets a reply; Other… becomes a force-reply aimed at the person who tapped.
+//!
+//! A tap is answered at once. A reply waits for its chat's turn
+//! ([`crate::turns`]), which after a burst of questions to one person can take
+//! minutes, so it is queued rather than awaited: the poller must meanwhile go
+//! on taking everyone else's taps.
+
+use std::sync::Arc;
 
 use askgate_core::channel::{InboundSink, Reaction};
+use teloxide::RequestError;
 use teloxide::payloads::{AnswerCallbackQuerySetters as _, SendMessageSetters as _};
 use teloxide::prelude::Requester as _;
 use teloxide::types::{ForceReply, ParseMode, ReplyParameters};
@@ -12,34 +20,47 @@ use crate::TelegramChannel;
 use crate::decode::{Ack, reference};
 use crate::markup::html;
 
-/// Shows `reaction` for the event acknowledged by `ack`.
-pub async fn react(channel: &TelegramChannel, sink: &dyn InboundSink, ack: &Ack, reaction: Reaction) {
-    let bot = channel.bot();
-    let result = match (ack, reaction) {
-        (Ack::Callback { id, .. }, Reaction::Nothing) => bot.answer_callback_query(id.clone()).await.map(drop),
-        (Ack::Callback { id, .. }, Reaction::Notice { text, alert }) => bot
-            .answer_callback_query(id.clone())
-            .text(text)
-            .show_alert(alert)
-            .await
-            .map(drop),
-        (Ack::Callback { id, chat, .. }, Reaction::Reply { text }) => {
-            let answered = bot.answer_callback_query(id.clone()).await.map(drop);
-            match answered {
-                Ok(()) => bot
-                    .send_message(*chat, html(&text))
-                    .parse_mode(ParseMode::Html)
-                    .await
-                    .map(drop),
-                Err(error) => Err(error),
-            }
+/// Shows `reaction` for the event acknowledged by `ack`. A tap's
+/// `answerCallbackQuery` is sent before this returns: Telegram shows a
+/// spinner until then and wants it within seconds, and it is not rate
+/// limited. A message (a reply, Other…'s force-reply) is queued for its
+/// chat's turn, and this returns without waiting for it.
+pub async fn react(channel: &TelegramChannel, sink: &Arc<dyn InboundSink>, ack: Ack, reaction: Reaction) {
+    if let Ack::Callback { id, .. } = &ack {
+        let mut answer = channel.bot().answer_callback_query(id.clone());
+        if let Reaction::Notice { text, alert } = &reaction {
+            answer = answer.text(text.clone()).show_alert(*alert);
         }
+        if let Err(error) = answer.await {
+            warn!(channel = channel_name(channel), %error, "could not answer a tap");
+        }
+    }
+    let follow_up = match (&ack, reaction) {
+        (_, Reaction::Nothing)
+        | (Ack::Callback { .. }, Reaction::Notice { .. })
+        | (Ack::Message { .. }, Reaction::AskFreeText { .. }) => return,
+        (_, reaction) => reaction,
+    };
+    let (sender, sink) = (channel.clone(), Arc::clone(sink));
+    channel.queue(&ack.chat().into(), async move {
+        if let Err(error) = send(&sender, sink.as_ref(), &ack, follow_up).await {
+            warn!(channel = channel_name(&sender), %error, "could not reply to a Telegram update");
+        }
+    });
+}
+
+/// Sends the message a reaction calls for; this is the chat's turn already.
+async fn send(
+    channel: &TelegramChannel,
+    sink: &dyn InboundSink,
+    ack: &Ack,
+    reaction: Reaction,
+) -> Result<(), RequestError> {
+    let bot = channel.bot();
+    match (ack, reaction) {
         (
             Ack::Callback {
-                id,
-                chat,
-                message,
-                user,
+                chat, message, user, ..
             },
             Reaction::AskFreeText {
                 question,
@@ -48,43 +69,37 @@ pub async fn react(channel: &TelegramChannel, sink: &dyn InboundSink, ack: &Ack,
                 ..
             },
         ) => {
-            if let Err(error) = bot.answer_callback_query(id.clone()).await {
-                Err(error)
-            } else {
-                // A text mention of the person who tapped, so that `selective`
-                // shows the reply field to them only.
-                let (user_id, name) = user;
-                let text = format!(
-                    "<a href=\"tg://user?id={user_id}\">{}</a>, {}:",
-                    html(name),
-                    html(&title)
-                );
-                let sent = bot
-                    .send_message(*chat, text)
-                    .parse_mode(ParseMode::Html)
-                    .reply_parameters(ReplyParameters::new(*message).allow_sending_without_reply())
-                    .reply_markup(ForceReply::new().selective().input_field_placeholder(Some(placeholder)))
-                    .await;
-                match sent {
-                    Ok(sent) => {
-                        sink.attach(channel_name(channel), &question, reference(sent.chat.id, sent.id))
-                            .await;
-                        Ok(())
-                    }
-                    Err(error) => Err(error),
-                }
-            }
+            // A text mention of the person who tapped, so that `selective`
+            // shows the reply field to them only.
+            let (user_id, name) = user;
+            let text = format!(
+                "<a href=\"tg://user?id={user_id}\">{}</a>, {}:",
+                html(name),
+                html(&title)
+            );
+            let sent = bot
+                .send_message(*chat, text)
+                .parse_mode(ParseMode::Html)
+                .reply_parameters(ReplyParameters::new(*message).allow_sending_without_reply())
+                .reply_markup(ForceReply::new().selective().input_field_placeholder(Some(placeholder)))
+                .await?;
+            sink.attach(channel_name(channel), &question, reference(sent.chat.id, sent.id))
+                .await;
+            Ok(())
         }
-        (Ack::Message { .. }, Reaction::Nothing | Reaction::AskFreeText { .. }) => Ok(()),
+        (Ack::Callback { chat, .. }, Reaction::Reply { text }) => bot
+            .send_message(*chat, html(&text))
+            .parse_mode(ParseMode::Html)
+            .await
+            .map(drop),
         (Ack::Message { chat, message }, Reaction::Notice { text, .. } | Reaction::Reply { text }) => bot
             .send_message(*chat, html(&text))
             .parse_mode(ParseMode::Html)
             .reply_parameters(ReplyParameters::new(*message).allow_sending_without_reply())
             .await
             .map(drop),
-    };
-    if let Err(error) = result {
-        warn!(channel = channel_name(channel), %error, "could not acknowledge a Telegram update");
+        // Nothing to send: `react` queues only reactions that send.
+        _ => Ok(()),
     }
 }
 

@@ -21,7 +21,6 @@ use teloxide::types::{AllowedUpdate, Update};
 use tracing::warn;
 
 use crate::TelegramChannel;
-use crate::decode::decode;
 use crate::error::channel_error;
 use crate::react::react;
 
@@ -61,9 +60,15 @@ async fn receive(State(webhook): State<Webhook>, headers: HeaderMap, body: Bytes
             return StatusCode::OK;
         }
     };
-    if let Some(decoded) = decode(&update) {
-        let reaction = webhook.sink.handle(&name, decoded.event).await;
-        react(&webhook.channel, webhook.sink.as_ref(), &decoded.ack, reaction).await;
+    if let Some(decoded) = webhook.channel.decode(&update) {
+        match webhook.sink.handle(&name, decoded.event).await {
+            Ok(reaction) => react(&webhook.channel, &webhook.sink, decoded.ack, reaction).await,
+            // Not stored: an error status makes Telegram deliver the update again.
+            Err(error) => {
+                warn!(channel = %name, %error, "an update could not be stored; Telegram will resend it");
+                return StatusCode::SERVICE_UNAVAILABLE;
+            }
+        }
     }
     StatusCode::OK
 }

@@ -91,25 +91,27 @@ async fn unpolled() -> Setup {
     );
     engine.start().await.unwrap();
     let (stop, _) = watch::channel(false);
-    let setup = Setup {
+    Setup {
         fake,
         engine,
         channel,
         stop,
         _dir: dir,
-    };
-    setup.poll();
-    setup
+    }
 }
 
 impl Setup {
     /// Starts a poller that runs until `stop` is sent.
     fn poll(&self) {
+        self.poll_into(Arc::new(self.engine.clone()));
+    }
+
+    /// The same, handing updates to `sink`.
+    fn poll_into(&self, sink: Arc<dyn InboundSink>) {
         let channel = self.channel.clone();
-        let engine = self.engine.clone();
         let mut stopped = self.stop.subscribe();
         tokio::spawn(async move {
-            askgate_telegram::polling::run(&channel, &engine, async move {
+            askgate_telegram::polling::run(channel, sink, async move {
                 let _ = stopped.wait_for(|stop| *stop).await;
             })
             .await;
@@ -158,6 +160,16 @@ impl Setup {
             .unwrap_or_else(|error| panic!("{error}"));
         calls.into_iter().map(|call| call.body).collect()
     }
+
+    /// Alice taps a button of the question's message in her private chat.
+    fn alice_taps(&self, record: &QuestionRecord, action: &str) -> Value {
+        self.fake.tap(
+            &alice(),
+            &TgChat::private(ALICE),
+            message_id(record),
+            &token(record, action),
+        )
+    }
 }
 
 fn message_id(record: &QuestionRecord) -> i64 {
@@ -204,12 +216,7 @@ async fn a_tap_answers_and_the_message_is_edited_into_its_summary() {
             .contains("Deploy — Where should this build go?")
     );
 
-    s.fake.tap(
-        &alice(),
-        &TgChat::private(ALICE),
-        message_id(&record),
-        &token(&record, "1"),
-    );
+    s.alice_taps(&record, "1");
     let ended = s.ended(&record).await;
     assert_eq!(
         answers(&ended),
@@ -395,12 +402,7 @@ fn text_prompt() -> askgate_core::Presentation {
 async fn the_offset_is_saved_after_each_update_and_nothing_is_replayed() {
     let s = setup().await;
     let record = s.ask("alice", DEPLOY, "s1").await;
-    let tap = s.fake.tap(
-        &alice(),
-        &TgChat::private(ALICE),
-        message_id(&record),
-        &token(&record, "0"),
-    );
+    let tap = s.alice_taps(&record, "0");
     s.ended(&record).await;
     s.calls("answerCallbackQuery", 1).await;
     let update_id = tap["update_id"].as_i64().unwrap();
@@ -442,12 +444,7 @@ async fn a_webhook_takes_updates_only_with_its_secret() {
     let sink: Arc<dyn InboundSink> = Arc::new(s.engine.clone());
     let router = askgate_telegram::webhook::router("/telegram/tg", s.channel.clone(), sink, SECRET);
     let record = s.ask("alice", DEPLOY, "s1").await;
-    let tap = s.fake.tap(
-        &alice(),
-        &TgChat::private(ALICE),
-        message_id(&record),
-        &token(&record, "1"),
-    );
+    let tap = s.alice_taps(&record, "1");
 
     for forged in [None, Some("wrong"), Some("webhook-secret-0123456789abcdefghijklmno")] {
         assert_eq!(
@@ -500,4 +497,99 @@ async fn registering_a_webhook_sends_the_secret_and_the_update_kinds() {
     assert_eq!(webhook.secret_token.as_deref(), Some(SECRET));
     let calls = s.calls("setWebhook", 1).await;
     assert_eq!(calls[0]["allowed_updates"], json!(["message", "callback_query"]));
+}
+
+/// The real engine behind a store that fails the first `failures` events,
+/// as a full disk or a locked database would.
+struct StoreFailsAtFirst {
+    engine: Engine,
+    failures: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl InboundSink for StoreFailsAtFirst {
+    async fn handle(
+        &self,
+        channel: &str,
+        event: askgate_core::InboundEvent,
+    ) -> Result<askgate_core::Reaction, askgate_core::InboundError> {
+        let left = self.failures.load(std::sync::atomic::Ordering::SeqCst);
+        if left > 0 {
+            self.failures.store(left - 1, std::sync::atomic::Ordering::SeqCst);
+            return Err(askgate_core::InboundError::Unavailable {
+                reason: "disk I/O error".into(),
+            });
+        }
+        self.engine.handle(channel, event).await
+    }
+
+    async fn attach(
+        &self,
+        channel: &str,
+        question: &askgate_core::QuestionId,
+        message: askgate_core::channel::MessageRef,
+    ) {
+        self.engine.attach(channel, question, message).await;
+    }
+
+    async fn cursor(&self, channel: &str) -> Option<String> {
+        self.engine.cursor(channel).await
+    }
+
+    async fn save_cursor(&self, channel: &str, cursor: &str) {
+        self.engine.save_cursor(channel, cursor).await;
+    }
+}
+
+#[tokio::test]
+async fn an_update_that_could_not_be_stored_is_polled_again_not_skipped() {
+    let s = unpolled().await;
+    s.poll_into(Arc::new(StoreFailsAtFirst {
+        engine: s.engine.clone(),
+        failures: 2.into(),
+    }));
+    let record = s.ask("alice", DEPLOY, "s1").await;
+    s.alice_taps(&record, "1");
+    // Twice not stored, neither acknowledged nor confirmed; the third time taken.
+    let ended = s.ended(&record).await;
+    assert_eq!(answers(&ended)["answers"]["answers"]["deploy"], json!(["Production"]));
+    let acks = s.calls("answerCallbackQuery", 1).await;
+    assert_eq!(acks.len(), 1, "{acks:?}");
+    assert_eq!(acks[0]["text"], json!("Answer submitted"));
+    let offsets: Vec<Value> = s
+        .fake
+        .calls_to("getUpdates")
+        .iter()
+        .map(|call| call.body["offset"].clone())
+        .collect();
+    assert!(
+        offsets.len() >= 3 && offsets[1] == offsets[0] && offsets[2] == offsets[0],
+        "the offset did not move past the update until it was stored: {offsets:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_webhook_update_that_could_not_be_stored_gets_an_error_status_for_telegram_to_resend() {
+    let s = unpolled().await;
+    let sink: Arc<dyn InboundSink> = Arc::new(StoreFailsAtFirst {
+        engine: s.engine.clone(),
+        failures: 1.into(),
+    });
+    let router = askgate_telegram::webhook::router("/telegram/tg", s.channel.clone(), sink, SECRET);
+    let record = s.ask("alice", DEPLOY, "s1").await;
+    let tap = s.alice_taps(&record, "0");
+    assert_eq!(
+        post_update(&router, Some(SECRET), &tap).await,
+        StatusCode::SERVICE_UNAVAILABLE
+    );
+    assert!(s.fake.calls_to("answerCallbackQuery").is_empty());
+    assert_eq!(
+        s.engine.get(&record.id).await.unwrap().unwrap().status,
+        QuestionStatus::Pending
+    );
+    assert_eq!(post_update(&router, Some(SECRET), &tap).await, StatusCode::OK);
+    assert_eq!(
+        answers(&s.ended(&record).await)["answers"]["answers"]["deploy"],
+        json!(["Staging (Recommended)"])
+    );
 }

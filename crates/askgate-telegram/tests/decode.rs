@@ -5,7 +5,7 @@
 
 use askgate_core::channel::{ConversationKind, InboundKind};
 use askgate_telegram::{Ack, decode};
-use askgate_testkit::telegram::telegram_payload;
+use askgate_testkit::telegram::{BOT_USERNAME, telegram_payload};
 use teloxide::types::Update;
 
 fn update(name: &str) -> Update {
@@ -14,7 +14,7 @@ fn update(name: &str) -> Update {
 
 #[test]
 fn a_callback_query_is_a_button_press_with_its_token() {
-    let decoded = decode(&update("callback_query")).expect("a tap is decoded");
+    let decoded = decode(&update("callback_query"), None).expect("a tap is decoded");
     let InboundKind::ButtonPressed { token, message } = &decoded.event.kind else {
         panic!("expected a button press, got {:?}", decoded.event.kind);
     };
@@ -27,7 +27,7 @@ fn a_callback_query_is_a_button_press_with_its_token() {
 
 #[test]
 fn a_private_message_is_a_direct_text_reply() {
-    let decoded = decode(&update("message_private")).expect("a message is decoded");
+    let decoded = decode(&update("message_private"), None).expect("a message is decoded");
     assert_eq!(decoded.event.conversation_kind, ConversationKind::Direct);
     let InboundKind::TextReply { text, reply_to, .. } = &decoded.event.kind else {
         panic!("expected a text reply, got {:?}", decoded.event.kind);
@@ -39,7 +39,7 @@ fn a_private_message_is_a_direct_text_reply() {
 
 #[test]
 fn a_group_reply_names_the_message_it_replies_to() {
-    let decoded = decode(&update("message_group_reply")).expect("a reply is decoded");
+    let decoded = decode(&update("message_group_reply"), None).expect("a reply is decoded");
     assert_eq!(decoded.event.conversation_kind, ConversationKind::Group);
     let InboundKind::TextReply { reply_to, .. } = &decoded.event.kind else {
         panic!("expected a text reply, got {:?}", decoded.event.kind);
@@ -50,7 +50,7 @@ fn a_group_reply_names_the_message_it_replies_to() {
 
 #[test]
 fn a_sticker_is_not_text() {
-    let decoded = decode(&update("sticker")).expect("a sticker is decoded");
+    let decoded = decode(&update("sticker"), None).expect("a sticker is decoded");
     assert!(
         matches!(decoded.event.kind, InboundKind::NonText { .. }),
         "{:?}",
@@ -60,13 +60,73 @@ fn a_sticker_is_not_text() {
 
 #[test]
 fn a_forum_topic_message_carries_its_thread() {
-    let decoded = decode(&update("forum_topic_message")).expect("a topic message is decoded");
+    let decoded = decode(&update("forum_topic_message"), None).expect("a topic message is decoded");
     assert!(decoded.event.thread.is_some());
     assert_eq!(decoded.event.conversation_kind, ConversationKind::Group);
 }
 
 #[test]
 fn edits_and_unknown_kinds_are_ignored() {
-    assert_eq!(decode(&update("edited_message")), None);
-    assert_eq!(decode(&update("unknown_kind")), None);
+    assert_eq!(decode(&update("edited_message"), None), None);
+    assert_eq!(decode(&update("unknown_kind"), None), None);
+}
+
+/// The group reply sample with its text replaced, as a person would type a
+/// command in that group (Telegram marks it with a `bot_command` entity).
+fn group_command(text: &str) -> Update {
+    let mut update: serde_json::Value = serde_json::from_str(telegram_payload("message_group_reply")).unwrap();
+    let length = text.encode_utf16().count();
+    update["message"]["text"] = text.into();
+    update["message"]["entities"] = serde_json::json!([{"type": "bot_command", "offset": 0, "length": length}]);
+    // From text, as the adapter reads updates: teloxide's `Update` reads
+    // some fields borrowed, which `from_value` cannot give.
+    serde_json::from_str(&update.to_string()).unwrap()
+}
+
+fn text_of(decoded: Option<askgate_telegram::Decoded>) -> Option<String> {
+    match decoded?.event.kind {
+        InboundKind::TextReply { text, .. } => Some(text),
+        InboundKind::NonText { .. } => None,
+        other => panic!("a message decoded as {other:?}"),
+    }
+}
+
+#[test]
+fn skip_addressed_to_this_bot_in_a_group_is_read_as_skip() {
+    let bot = Some(BOT_USERNAME);
+    for typed in ["/skip@askgate_test_bot", "/skip@AskGate_Test_Bot", "/skip", "/SKIP"] {
+        assert_eq!(
+            text_of(decode(&group_command(typed), bot)),
+            Some("/skip".to_owned()),
+            "{typed}"
+        );
+    }
+    // Before getMe answered, the bot's name is unknown: the command is taken.
+    assert_eq!(
+        text_of(decode(&group_command("/skip@askgate_test_bot"), None)),
+        Some("/skip".to_owned())
+    );
+}
+
+#[test]
+fn a_command_for_another_bot_is_not_for_askgate() {
+    assert_eq!(decode(&group_command("/skip@some_other_bot"), Some(BOT_USERNAME)), None);
+}
+
+#[test]
+fn other_commands_are_not_answers_and_text_after_a_slash_is_text() {
+    let bot = Some(BOT_USERNAME);
+    // `/start` or `/help` while a question waits is the person talking to the
+    // bot: not their answer (the engine says how to answer instead).
+    for typed in ["/start", "/help@askgate_test_bot"] {
+        let decoded = decode(&group_command(typed), bot).expect("a command is decoded");
+        assert!(
+            matches!(decoded.event.kind, InboundKind::NonText { .. }),
+            "{typed}: {:?}",
+            decoded.event.kind
+        );
+    }
+    for typed in ["/var/log should stay", "/skip the tests", "/"] {
+        assert_eq!(text_of(decode(&group_command(typed), bot)), Some(typed.to_owned()));
+    }
 }

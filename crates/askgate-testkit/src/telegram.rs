@@ -72,8 +72,34 @@
 //!
 //! [`FakeTelegram::tap`], [`FakeTelegram::message`], [`FakeTelegram::sticker`],
 //! [`FakeTelegram::edited_message`] and [`FakeTelegram::raw`] each make an
-//! `Update` with the next `update_id`, queue it for `getUpdates` and return it,
-//! so that a webhook test can POST it itself (the fake never calls a webhook).
+//! `Update` with the next `update_id`, queue it and return it. The queue is
+//! what `getUpdates` returns or, with a webhook, what the fake delivers.
+//!
+//! # Webhook delivery
+//!
+//! Telegram POSTs updates to the `setWebhook` URL, a public HTTPS address that
+//! a test cannot serve. [`FakeTelegram::deliver_webhooks_to`] names the
+//! address that stands in for it, as a reverse proxy would: with the base
+//! `http://127.0.0.1:PORT` and the webhook `https://askgate.test/telegram/tg`,
+//! updates go to `http://127.0.0.1:PORT/telegram/tg` (query included). A later
+//! call moves delivery to a new base, e.g. after the server under test
+//! restarted on another port.
+//!
+//! While a webhook is set and a base is known, a task of the fake delivers
+//! the queued updates as Telegram does: the oldest first, one at a time, as a
+//! JSON body with `X-Telegram-Bot-Api-Secret-Token` when `setWebhook` gave a
+//! `secret_token`. Only a 2xx answer takes the update off the queue; any other
+//! status, a refused connection or no answer within 10 s leaves it at the head,
+//! to be sent again after a short pause, so every update arrives at least once
+//! and in order. `getWebhookInfo` then reports `last_error_date` and
+//! `last_error_message` (`Wrong response from the webhook: 500 Internal Server
+//! Error`, `Connection refused`, `Read timeout expired`) until the webhook is
+//! set again or deleted. `deleteWebhook` stops delivery and leaves the
+//! updates queued for `getUpdates`. Without a base, a webhook only keeps the
+//! updates queued, and a test may POST them itself.
+//!
+//! [`FakeTelegram::webhook_deliveries`] lists every attempt;
+//! [`FakeTelegram::wait_for_delivery`] waits until an update is acknowledged.
 //!
 //! [`telegram_payload`] gives real `Update` samples, as the Bot API
 //! documentation shows them, for decoding tests.
@@ -116,7 +142,14 @@ pub const MAX_MESSAGE_CHARS: usize = 4096;
 /// Longest `callback_data`, in bytes.
 pub const MAX_CALLBACK_DATA_BYTES: usize = 64;
 
+/// How long a webhook delivery waits for an answer before it counts as failed.
+pub const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
+/// The pause before a failed webhook delivery is tried again: short, so that
+/// tests of retries are quick, but not a busy loop against a dead port.
+pub const WEBHOOK_RETRY_PAUSE: Duration = Duration::from_millis(100);
+
 const FIRST_UPDATE_ID: i64 = 730_000_001;
+const SECRET_HEADER: &str = "X-Telegram-Bot-Api-Secret-Token";
 const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 const MAX_KEYBOARD_BUTTONS: usize = 100;
 const TOPIC_ICON_COLOR: u32 = 7_322_096;
@@ -323,7 +356,30 @@ pub struct Webhook {
     pub max_connections: Option<i64>,
 }
 
-/// A wait on the fake's calls that ran out of time.
+/// One attempt of the fake to deliver an update to the webhook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookDelivery {
+    /// The update's `update_id`.
+    pub update_id: i64,
+    /// Where it was sent: the base given to
+    /// [`FakeTelegram::deliver_webhooks_to`] with the webhook URL's path.
+    pub url: String,
+    /// The HTTP status of the answer; `None` when the connection failed or
+    /// no answer came within [`WEBHOOK_TIMEOUT`].
+    pub status: Option<u16>,
+    /// When the request was sent.
+    pub at: Instant,
+}
+
+impl WebhookDelivery {
+    /// Whether the webhook acknowledged the update (a 2xx answer), which
+    /// takes it off the queue.
+    pub fn acknowledged(&self) -> bool {
+        self.status.is_some_and(|status| (200..300).contains(&status))
+    }
+}
+
+/// A wait on the fake's calls or webhook deliveries that ran out of time.
 #[derive(Debug, Clone)]
 pub struct WaitTimeout {
     /// What was waited for.
@@ -332,6 +388,8 @@ pub struct WaitTimeout {
     pub timeout: Duration,
     /// The calls the fake had received by then.
     pub calls: Vec<Call>,
+    /// The webhook deliveries the fake had attempted by then.
+    pub deliveries: Vec<WebhookDelivery>,
 }
 
 impl fmt::Display for WaitTimeout {
@@ -341,7 +399,21 @@ impl fmt::Display for WaitTimeout {
             f,
             "waited {:?} for {} on the fake Telegram server; calls so far: {methods:?}",
             self.timeout, self.waited_for
-        )
+        )?;
+        if !self.deliveries.is_empty() {
+            let attempts: Vec<String> = self
+                .deliveries
+                .iter()
+                .map(|delivery| {
+                    let status = delivery
+                        .status
+                        .map_or_else(|| "no answer".to_owned(), |status| status.to_string());
+                    format!("{} to {}: {status}", delivery.update_id, delivery.url)
+                })
+                .collect();
+            write!(f, "; webhook deliveries so far: {attempts:?}")?;
+        }
+        Ok(())
     }
 }
 
@@ -368,7 +440,8 @@ impl FakeTelegram {
     ///
     /// # Panics
     ///
-    /// If no loopback port can be bound.
+    /// If no loopback port can be bound, or no HTTP client built for webhook
+    /// delivery.
     pub async fn start() -> Self {
         let listener = TcpListener::bind(("127.0.0.1", 0))
             .await
@@ -388,10 +461,23 @@ impl FakeTelegram {
             // The server only ends when its task is aborted.
             let _ = axum::serve(listener, app).await;
         });
+        let client = reqwest::Client::builder()
+            .timeout(WEBHOOK_TIMEOUT)
+            // The base is a local address; a proxy from the environment must not intercept it.
+            .no_proxy()
+            // A connection per attempt: a server under test that restarts or
+            // shuts down gracefully is neither held open nor sent a stale
+            // connection.
+            .pool_max_idle_per_host(0)
+            .build()
+            .expect("an HTTP client without TLS can be built");
+        // The task holds the state, not the handle: it cannot keep the fake alive.
+        let delivery = tokio::spawn(deliver_webhooks(Arc::clone(&shared), client));
         Self {
             server: Arc::new(Server {
                 addr,
                 task,
+                delivery,
                 conns,
                 shared: Arc::clone(&shared),
             }),
@@ -433,9 +519,11 @@ impl FakeTelegram {
     /// returns the calls of that method.
     pub async fn wait_for_call(&self, method: &str, n: usize, timeout: Duration) -> Result<Vec<Call>, WaitTimeout> {
         let waited_for = format!("{n} call(s) to {method}");
-        self.wait(timeout, waited_for, |calls| calls_to(calls, method).len() >= n)
-            .await
-            .map(|calls| calls_to(&calls, method))
+        self.wait(timeout, waited_for, |state| {
+            let calls = calls_to(&state.calls, method);
+            (calls.len() >= n).then_some(calls)
+        })
+        .await
     }
 
     /// Waits until `done` holds for the calls so far, and returns them.
@@ -444,33 +532,85 @@ impl FakeTelegram {
         timeout: Duration,
         done: impl Fn(&[Call]) -> bool,
     ) -> Result<Vec<Call>, WaitTimeout> {
-        self.wait(timeout, "a condition on the calls".to_owned(), done).await
+        self.wait(timeout, "a condition on the calls".to_owned(), |state| {
+            done(&state.calls).then(|| state.calls.clone())
+        })
+        .await
     }
 
-    async fn wait(
+    /// Has the fake POST queued updates to `base` (`http://127.0.0.1:PORT`)
+    /// plus the path and query of the `setWebhook` URL, while a webhook is
+    /// set; see the [module documentation](self#webhook-delivery). Calling it
+    /// again moves delivery to the new base from the next attempt on.
+    pub fn deliver_webhooks_to(&self, base: &str) {
+        self.state().webhook_base = Some(base.to_owned());
+        self.shared.updates_changed.notify_waiters();
+    }
+
+    /// Every webhook delivery attempt so far, in order.
+    pub fn webhook_deliveries(&self) -> Vec<WebhookDelivery> {
+        self.state().deliveries.clone()
+    }
+
+    /// Waits until the webhook acknowledged (2xx) the update with this
+    /// `update_id`, and returns every attempt to deliver it, the failed ones
+    /// first.
+    pub async fn wait_for_delivery(
+        &self,
+        update_id: i64,
+        timeout: Duration,
+    ) -> Result<Vec<WebhookDelivery>, WaitTimeout> {
+        let waited_for = format!("the webhook to acknowledge update {update_id}");
+        self.wait(timeout, waited_for, |state| {
+            let attempts: Vec<WebhookDelivery> = state
+                .deliveries
+                .iter()
+                .filter(|delivery| delivery.update_id == update_id)
+                .cloned()
+                .collect();
+            attempts.iter().any(WebhookDelivery::acknowledged).then_some(attempts)
+        })
+        .await
+    }
+
+    /// Waits until `done` holds for the webhook delivery attempts so far, and
+    /// returns them.
+    pub async fn wait_for_deliveries(
+        &self,
+        timeout: Duration,
+        done: impl Fn(&[WebhookDelivery]) -> bool,
+    ) -> Result<Vec<WebhookDelivery>, WaitTimeout> {
+        self.wait(timeout, "a condition on the webhook deliveries".to_owned(), |state| {
+            done(&state.deliveries).then(|| state.deliveries.clone())
+        })
+        .await
+    }
+
+    /// Waits until `check` finds what it looks for in the state, woken by
+    /// every recorded call and delivery attempt.
+    async fn wait<T>(
         &self,
         timeout: Duration,
         waited_for: String,
-        done: impl Fn(&[Call]) -> bool,
-    ) -> Result<Vec<Call>, WaitTimeout> {
+        check: impl Fn(&State) -> Option<T>,
+    ) -> Result<T, WaitTimeout> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
-            let changed = self.shared.calls_changed.notified();
-            {
-                let state = self.state();
-                if done(&state.calls) {
-                    return Ok(state.calls.clone());
-                }
+            // Created before the check, so that nothing recorded after it is missed.
+            let changed = self.shared.recorded.notified();
+            if let Some(found) = check(&self.state()) {
+                return Ok(found);
             }
             if tokio::time::timeout_at(deadline, changed).await.is_err() {
-                let calls = self.calls();
-                if done(&calls) {
-                    return Ok(calls);
+                let state = self.state();
+                if let Some(found) = check(&state) {
+                    return Ok(found);
                 }
                 return Err(WaitTimeout {
                     waited_for,
                     timeout,
-                    calls,
+                    calls: state.calls.clone(),
+                    deliveries: state.deliveries.clone(),
                 });
             }
         }
@@ -522,7 +662,8 @@ impl FakeTelegram {
         self.state().allowed_updates.clone()
     }
 
-    /// The updates not yet confirmed by a `getUpdates` offset.
+    /// The updates not yet confirmed by a `getUpdates` offset or acknowledged
+    /// by the webhook.
     pub fn pending_updates(&self) -> Vec<Value> {
         self.state().queue.iter().cloned().collect()
     }
@@ -724,7 +865,9 @@ fn unix_now() -> u64 {
 #[derive(Default)]
 struct Shared {
     state: Mutex<State>,
-    calls_changed: Notify,
+    /// A call or a webhook delivery attempt was recorded.
+    recorded: Notify,
+    /// The queue, the webhook or the delivery base changed.
     updates_changed: Notify,
 }
 
@@ -750,6 +893,11 @@ struct State {
     allowed_updates: Option<Vec<String>>,
     poll_generation: u64,
     webhook: Option<Webhook>,
+    /// Where webhook deliveries go instead of the webhook URL's host.
+    webhook_base: Option<String>,
+    deliveries: Vec<WebhookDelivery>,
+    /// The Unix time and description of the last failed delivery.
+    last_webhook_error: Option<(u64, String)>,
     users: HashMap<i64, TgUser>,
     chats: HashMap<i64, TgChat>,
     messages: BTreeMap<(i64, i64), Stored>,
@@ -770,6 +918,9 @@ impl Default for State {
             allowed_updates: None,
             poll_generation: 0,
             webhook: None,
+            webhook_base: None,
+            deliveries: Vec::new(),
+            last_webhook_error: None,
             users: HashMap::new(),
             chats: HashMap::new(),
             messages: BTreeMap::new(),
@@ -862,7 +1013,7 @@ impl Shared {
                 .get_mut(&sent_as.to_ascii_lowercase())
                 .and_then(VecDeque::pop_front)
         };
-        self.calls_changed.notify_waiters();
+        self.recorded.notify_waiters();
         failure
     }
 
@@ -936,6 +1087,7 @@ impl State {
             "setWebhook" => self.set_webhook(params),
             "deleteWebhook" => {
                 self.webhook = None;
+                self.last_webhook_error = None;
                 if boolean(params, "drop_pending_updates") == Some(true) {
                     self.queue.clear();
                 }
@@ -1031,6 +1183,10 @@ impl State {
                     "ip_address": "127.0.0.1",
                     "max_connections": webhook.max_connections.unwrap_or(40),
                 });
+                if let Some((date, message)) = &self.last_webhook_error {
+                    info["last_error_date"] = json!(date);
+                    info["last_error_message"] = json!(message);
+                }
                 if let Some(allowed) = &webhook.allowed_updates {
                     info["allowed_updates"] = json!(allowed);
                 }
@@ -1058,6 +1214,7 @@ impl State {
         if let Some(allowed) = &allowed_updates {
             self.allowed_updates = Some(allowed.clone());
         }
+        self.last_webhook_error = None;
         self.webhook = (!url.is_empty()).then(|| Webhook {
             url,
             secret_token,
@@ -1386,6 +1543,130 @@ impl State {
             _ => Err(ApiError::bad_request(CALLBACK_QUERY_INVALID)),
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// Webhook delivery
+
+/// One attempt to deliver an update: where, with which secret, what.
+struct Attempt {
+    url: String,
+    secret_token: Option<String>,
+    update: Value,
+}
+
+impl State {
+    /// The oldest queued update, if a webhook is set and there is a base to
+    /// deliver it to.
+    fn next_delivery(&self) -> Option<Attempt> {
+        let webhook = self.webhook.as_ref()?;
+        let base = self.webhook_base.as_deref()?;
+        let update = self.queue.front()?;
+        Some(Attempt {
+            url: webhook_target(base, &webhook.url),
+            secret_token: webhook.secret_token.clone(),
+            update: update.clone(),
+        })
+    }
+
+    /// Records an attempt and its outcome (a status, or why there was none);
+    /// an acknowledged update leaves the queue. Returns whether it was
+    /// acknowledged.
+    fn record_delivery(&mut self, attempt: Attempt, at: Instant, outcome: Result<StatusCode, String>) -> bool {
+        let id = update_id(&attempt.update);
+        let delivery = WebhookDelivery {
+            update_id: id,
+            url: attempt.url,
+            status: outcome.as_ref().ok().map(StatusCode::as_u16),
+            at,
+        };
+        let acknowledged = delivery.acknowledged();
+        self.deliveries.push(delivery);
+        if acknowledged {
+            // By id: a `raw` update with a lower id may have been queued before it meanwhile.
+            if let Some(at) = self.queue.iter().position(|update| update_id(update) == id) {
+                self.queue.remove(at);
+            }
+        } else {
+            let message = match outcome {
+                Ok(status) => format!("Wrong response from the webhook: {status}"),
+                Err(error) => error,
+            };
+            self.last_webhook_error = Some((unix_now(), message));
+        }
+        acknowledged
+    }
+}
+
+/// The delivery task: one update at a time, the oldest first, each until the
+/// webhook acknowledges it.
+async fn deliver_webhooks(shared: Arc<Shared>, client: reqwest::Client) {
+    loop {
+        // Created before the state is read, so that no change after it is missed.
+        let changed = shared.updates_changed.notified();
+        let next = {
+            let state = lock(&shared.state);
+            if state.closed {
+                return;
+            }
+            state.next_delivery()
+        };
+        let Some(attempt) = next else {
+            changed.await;
+            continue;
+        };
+        drop(changed);
+        let at = Instant::now();
+        let outcome = post_update(&client, &attempt).await;
+        let acknowledged = lock(&shared.state).record_delivery(attempt, at, outcome);
+        shared.recorded.notify_waiters();
+        if !acknowledged {
+            tokio::time::sleep(WEBHOOK_RETRY_PAUSE).await;
+        }
+    }
+}
+
+/// POSTs one update: the status of the answer, or why there was none, in
+/// Telegram's words where it has some.
+async fn post_update(client: &reqwest::Client, attempt: &Attempt) -> Result<StatusCode, String> {
+    let mut request = client.post(&attempt.url).json(&attempt.update);
+    if let Some(secret) = &attempt.secret_token {
+        request = request.header(SECRET_HEADER, secret);
+    }
+    match request.send().await {
+        Ok(response) => Ok(response.status()),
+        Err(error) => Err(connection_error(&error)),
+    }
+}
+
+fn connection_error(error: &reqwest::Error) -> String {
+    if error.is_timeout() {
+        return "Read timeout expired".to_owned();
+    }
+    let mut innermost: &(dyn std::error::Error + 'static) = error;
+    while let Some(source) = innermost.source() {
+        if let Some(io_error) = source.downcast_ref::<io::Error>() {
+            match io_error.kind() {
+                io::ErrorKind::ConnectionRefused => return "Connection refused".to_owned(),
+                io::ErrorKind::ConnectionReset => return "Connection reset by peer".to_owned(),
+                _ => {}
+            }
+        }
+        innermost = source;
+    }
+    innermost.to_string()
+}
+
+/// Where a delivery goes: `base` with the path and query of the webhook URL,
+/// as a reverse proxy at the webhook's address would forward it.
+fn webhook_target(base: &str, url: &str) -> String {
+    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let without_fragment = after_scheme.split('#').next().unwrap_or_default();
+    let path = without_fragment
+        .find(['/', '?'])
+        .map_or("", |at| &without_fragment[at..]);
+    let slash = if path.starts_with('/') { "" } else { "/" };
+    format!("{}{slash}{path}", base.trim_end_matches('/'))
 }
 
 fn update_id(update: &Value) -> i64 {
@@ -2228,10 +2509,12 @@ fn lower_first(method: &str) -> String {
         .map_or_else(String::new, |first| first.to_lowercase().chain(chars).collect())
 }
 
-/// The server task and its connections; dropping it stops both.
+/// The server task, its connections and the webhook delivery task;
+/// dropping it stops them all.
 struct Server {
     addr: SocketAddr,
     task: JoinHandle<()>,
+    delivery: JoinHandle<()>,
     conns: Arc<Mutex<Vec<Weak<Conn>>>>,
     shared: Arc<Shared>,
 }
@@ -2239,6 +2522,7 @@ struct Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.task.abort();
+        self.delivery.abort();
         for conn in lock(&self.conns).drain(..) {
             if let Some(conn) = conn.upgrade() {
                 conn.kill();
@@ -2246,7 +2530,7 @@ impl Drop for Server {
         }
         lock(&self.shared.state).closed = true;
         self.shared.updates_changed.notify_waiters();
-        self.shared.calls_changed.notify_waiters();
+        self.shared.recorded.notify_waiters();
     }
 }
 

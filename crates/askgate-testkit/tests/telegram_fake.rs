@@ -2,14 +2,18 @@
 //! teloxide would drive it (`/bot{token}/{Method}`, JSON bodies).
 #![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use askgate_testkit::telegram::{
     BOT_ID, BOT_USERNAME, Failure, FakeTelegram, MESSAGE_NOT_MODIFIED, TELEGRAM_PAYLOADS, TgChat, TgUser,
-    telegram_payload,
+    WEBHOOK_RETRY_PAUSE, telegram_payload,
 };
+use axum::extract::{Request, State};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
 
 const WAIT: Duration = Duration::from_secs(5);
 
@@ -630,4 +634,302 @@ fn payload_samples_are_updates() {
     let topic: Value = serde_json::from_str(telegram_payload("forum_topic_message")).unwrap();
     assert_eq!(topic["message"]["is_topic_message"], true);
     assert!(topic["message"]["message_thread_id"].is_i64());
+}
+
+// ---------------------------------------------------------------------------
+// Webhook delivery
+
+const SECRET: &str = "s3cr3t-T0ken";
+
+/// One request the webhook receiver got.
+#[derive(Debug, Clone)]
+struct Hit {
+    path_and_query: String,
+    secret: Option<String>,
+    content_type: Option<String>,
+    body: Value,
+}
+
+/// How the receiver answers: these statuses for its first requests, then
+/// 200; the first request to get 200 waits for `hold`, if given, to be notified.
+#[derive(Clone, Default)]
+struct Script {
+    failures: Vec<StatusCode>,
+    hold: Option<Arc<Notify>>,
+}
+
+#[derive(Clone, Default)]
+struct ReceiverState {
+    script: Script,
+    hits: Arc<Mutex<Vec<Hit>>>,
+}
+
+/// A webhook receiver on `127.0.0.1:0`, standing in for the server under test.
+struct Receiver {
+    base: String,
+    hits: Arc<Mutex<Vec<Hit>>>,
+    task: JoinHandle<()>,
+}
+
+impl Receiver {
+    async fn start(script: Script) -> Self {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let state = ReceiverState {
+            script,
+            hits: Arc::default(),
+        };
+        let hits = Arc::clone(&state.hits);
+        let app = axum::Router::new().fallback(receive).with_state(state);
+        let task = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        Self { base, hits, task }
+    }
+
+    fn hits(&self) -> Vec<Hit> {
+        self.hits.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn receive(State(state): State<ReceiverState>, request: Request) -> StatusCode {
+    let (parts, body) = request.into_parts();
+    let header = |name: &str| parts.headers.get(name).map(|value| value.to_str().unwrap().to_owned());
+    let body = axum::body::to_bytes(body, 1 << 20).await.unwrap();
+    let n = {
+        let mut hits = state.hits.lock().unwrap();
+        hits.push(Hit {
+            path_and_query: parts.uri.path_and_query().unwrap().to_string(),
+            secret: header("x-telegram-bot-api-secret-token"),
+            content_type: header("content-type"),
+            body: serde_json::from_slice(&body).unwrap(),
+        });
+        hits.len() - 1
+    };
+    match state.script.failures.get(n) {
+        Some(status) => *status,
+        None => {
+            if n == state.script.failures.len()
+                && let Some(hold) = &state.script.hold
+            {
+                hold.notified().await;
+            }
+            StatusCode::OK
+        }
+    }
+}
+
+/// A base URL with nothing listening on it.
+async fn dead_base() -> String {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    format!("http://{addr}")
+}
+
+fn id(update: &Value) -> i64 {
+    update["update_id"].as_i64().unwrap()
+}
+
+async fn set_webhook(fake: &FakeTelegram, url: &str) {
+    let set = json!({ "url": url, "secret_token": SECRET, "allowed_updates": ["message", "callback_query"] });
+    assert_eq!(ok(fake, "setWebhook", &set).await, true);
+}
+
+#[tokio::test]
+async fn a_webhook_gets_each_update_posted_to_its_path_with_the_secret() {
+    let fake = FakeTelegram::start().await;
+    let receiver = Receiver::start(Script::default()).await;
+    let chat = TgChat::private(alice().id);
+    set_webhook(&fake, "https://askgate.test/telegram/tg?bot=main#ignored").await;
+    fake.deliver_webhooks_to(&format!("{}/", receiver.base));
+
+    let tap = fake.tap(&alice(), &chat, 1, "ag1:q1:0");
+    let text = fake.message(&alice(), &chat, "production", None, None);
+    let attempts = fake.wait_for_delivery(id(&tap), WAIT).await.unwrap();
+    assert_eq!(attempts.len(), 1, "{attempts:?}");
+    assert_eq!(attempts[0].url, format!("{}/telegram/tg?bot=main", receiver.base));
+    assert_eq!(attempts[0].status, Some(200));
+    fake.wait_for_delivery(id(&text), WAIT).await.unwrap();
+    assert!(
+        fake.pending_updates().is_empty(),
+        "acknowledged updates leave the queue"
+    );
+
+    let hits = receiver.hits();
+    assert_eq!(hits.len(), 2, "{hits:?}");
+    for (hit, update) in hits.iter().zip([&tap, &text]) {
+        assert_eq!(hit.path_and_query, "/telegram/tg?bot=main");
+        assert_eq!(hit.secret.as_deref(), Some(SECRET));
+        assert_eq!(hit.content_type.as_deref(), Some("application/json"));
+        assert_eq!(&hit.body, update);
+    }
+    let deliveries = fake.webhook_deliveries();
+    let ids: Vec<i64> = deliveries.iter().map(|delivery| delivery.update_id).collect();
+    assert_eq!(ids, [id(&tap), id(&text)]);
+
+    let info = ok(&fake, "getWebhookInfo", &json!({})).await;
+    assert_eq!(info["pending_update_count"], 0);
+    assert!(info.get("last_error_message").is_none(), "{info}");
+}
+
+#[tokio::test]
+async fn a_refused_delivery_is_retried_in_order_until_acknowledged() {
+    let fake = FakeTelegram::start().await;
+    let hold = Arc::new(Notify::new());
+    let receiver = Receiver::start(Script {
+        failures: vec![StatusCode::INTERNAL_SERVER_ERROR, StatusCode::UNAUTHORIZED],
+        hold: Some(Arc::clone(&hold)),
+    })
+    .await;
+    let chat = TgChat::private(alice().id);
+    set_webhook(&fake, "https://askgate.test/telegram/tg").await;
+    fake.deliver_webhooks_to(&receiver.base);
+    let first = fake.tap(&alice(), &chat, 1, "ag1:q1:0");
+    let second = fake.message(&alice(), &chat, "later", None, None);
+
+    // Two refusals; the third attempt is held by the receiver, so the
+    // webhook is still failing while the test looks.
+    fake.wait_for_deliveries(WAIT, |deliveries| deliveries.len() >= 2)
+        .await
+        .unwrap();
+    let info = ok(&fake, "getWebhookInfo", &json!({})).await;
+    assert_eq!(info["pending_update_count"], 2, "{info}");
+    assert_eq!(
+        info["last_error_message"],
+        "Wrong response from the webhook: 401 Unauthorized"
+    );
+    assert!(info["last_error_date"].as_u64().unwrap() > 1_700_000_000);
+    assert_eq!(fake.pending_updates(), [first.clone(), second.clone()]);
+
+    hold.notify_one();
+    let attempts = fake.wait_for_delivery(id(&first), WAIT).await.unwrap();
+    let statuses: Vec<Option<u16>> = attempts.iter().map(|attempt| attempt.status).collect();
+    assert_eq!(statuses, [Some(500), Some(401), Some(200)]);
+    assert!(
+        attempts[1].at - attempts[0].at >= WEBHOOK_RETRY_PAUSE,
+        "a retry waits its pause"
+    );
+    fake.wait_for_delivery(id(&second), WAIT).await.unwrap();
+
+    let arrived: Vec<i64> = receiver.hits().iter().map(|hit| id(&hit.body)).collect();
+    assert_eq!(arrived, [id(&first), id(&first), id(&first), id(&second)]);
+    let deliveries = fake.webhook_deliveries();
+    let attempted: Vec<(i64, Option<u16>)> = deliveries
+        .iter()
+        .map(|delivery| (delivery.update_id, delivery.status))
+        .collect();
+    assert_eq!(
+        attempted,
+        [
+            (id(&first), Some(500)),
+            (id(&first), Some(401)),
+            (id(&first), Some(200)),
+            (id(&second), Some(200)),
+        ]
+    );
+    assert!(deliveries.windows(2).all(|pair| pair[0].at <= pair[1].at));
+    assert!(fake.pending_updates().is_empty());
+    // Telegram keeps reporting the last error after it recovered.
+    let info = ok(&fake, "getWebhookInfo", &json!({})).await;
+    assert_eq!(info["pending_update_count"], 0);
+    assert!(info["last_error_message"].is_string());
+}
+
+#[tokio::test]
+async fn nothing_is_delivered_without_a_base_or_after_delete_webhook() {
+    // A negative wait: long enough for several attempts, had there been any.
+    const QUIET: Duration = Duration::from_millis(300);
+    let fake = FakeTelegram::start().await;
+    let receiver = Receiver::start(Script::default()).await;
+    let chat = TgChat::private(alice().id);
+
+    // A webhook but no base: the update waits in the queue.
+    set_webhook(&fake, "https://askgate.test/telegram/tg").await;
+    let waiting = fake.message(&alice(), &chat, "one", None, None);
+    let error = fake.wait_for_delivery(id(&waiting), QUIET).await.unwrap_err();
+    assert!(error.deliveries.is_empty(), "{error}");
+    assert!(receiver.hits().is_empty());
+    assert_eq!(fake.pending_updates(), std::slice::from_ref(&waiting));
+
+    // Given a base, it goes at once.
+    fake.deliver_webhooks_to(&receiver.base);
+    fake.wait_for_delivery(id(&waiting), WAIT).await.unwrap();
+    assert_eq!(receiver.hits().len(), 1);
+
+    // Webhook deleted: updates stay for getUpdates.
+    assert_eq!(ok(&fake, "deleteWebhook", &json!({})).await, true);
+    let kept = fake.message(&alice(), &chat, "two", None, None);
+    let error = fake.wait_for_delivery(id(&kept), QUIET).await.unwrap_err();
+    assert_eq!(error.deliveries.len(), 1, "only the first update: {error}");
+    assert_eq!(receiver.hits().len(), 1);
+    assert_eq!(fake.pending_updates(), std::slice::from_ref(&kept));
+    assert_eq!(ok(&fake, "getUpdates", &json!({})).await, json!([kept]));
+}
+
+#[tokio::test]
+async fn a_new_base_takes_over_delivery() {
+    let fake = FakeTelegram::start().await;
+    let chat = TgChat::private(alice().id);
+    let dead = dead_base().await;
+    set_webhook(&fake, "https://askgate.test/telegram/tg").await;
+    fake.deliver_webhooks_to(&dead);
+    let tap = fake.tap(&alice(), &chat, 1, "ag1:q1:1");
+
+    let failed = fake
+        .wait_for_deliveries(WAIT, |deliveries| deliveries.len() >= 2)
+        .await
+        .unwrap();
+    for attempt in &failed {
+        assert_eq!(
+            (attempt.update_id, attempt.url.as_str(), attempt.status),
+            (id(&tap), format!("{dead}/telegram/tg").as_str(), None)
+        );
+    }
+    let info = ok(&fake, "getWebhookInfo", &json!({})).await;
+    assert_eq!(info["last_error_message"], "Connection refused");
+    assert_eq!(info["pending_update_count"], 1);
+
+    // The server under test came back on another port.
+    let receiver = Receiver::start(Script::default()).await;
+    fake.deliver_webhooks_to(&receiver.base);
+    let attempts = fake.wait_for_delivery(id(&tap), WAIT).await.unwrap();
+    let (last, before) = attempts.split_last().unwrap();
+    assert!(before.len() >= 2 && before.iter().all(|attempt| attempt.status.is_none()));
+    assert_eq!(last.url, format!("{}/telegram/tg", receiver.base));
+    assert_eq!(last.status, Some(200));
+    let hits = receiver.hits();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].body, tap);
+    assert!(fake.pending_updates().is_empty());
+}
+
+#[tokio::test]
+async fn webhook_delivery_stops_with_the_fake() {
+    let fake = FakeTelegram::start().await;
+    let receiver = Receiver::start(Script {
+        failures: vec![StatusCode::SERVICE_UNAVAILABLE; 1000],
+        hold: None,
+    })
+    .await;
+    set_webhook(&fake, "https://askgate.test/hook").await;
+    fake.deliver_webhooks_to(&receiver.base);
+    fake.message(&alice(), &TgChat::private(alice().id), "forever", None, None);
+    fake.wait_for_deliveries(WAIT, |deliveries| deliveries.len() >= 2)
+        .await
+        .unwrap();
+
+    let url = format!("{}bot{}/getMe", fake.api_url(), fake.token());
+    drop(fake);
+    // The delivery task held no handle: the server is gone…
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(reqwest::get(&url).await.is_err());
+    // …and so are the retries, which would come every WEBHOOK_RETRY_PAUSE.
+    let after_drop = receiver.hits().len();
+    tokio::time::sleep(WEBHOOK_RETRY_PAUSE * 3).await;
+    assert_eq!(receiver.hits().len(), after_drop);
 }

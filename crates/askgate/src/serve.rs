@@ -259,10 +259,10 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
                 .with_context(|| format!("channels.{name}: Telegram refused the webhook (setWebhook)"))?;
             continue;
         }
-        let engine = engine.clone();
+        let sink: Arc<dyn askgate_core::InboundSink> = Arc::new(engine.clone());
         let mut stopped = stopping_for_pollers.clone();
         tokio::spawn(async move {
-            askgate_telegram::polling::run(&telegram, &engine, async move {
+            askgate_telegram::polling::run(telegram, sink, async move {
                 let _ = stopped.wait_for(|stop| *stop).await;
             })
             .await;
