@@ -79,8 +79,8 @@ pub async fn run(
 }
 
 /// Hands each update to the engine, acknowledges it (a reply is queued),
-/// and only then moves the offset past it and saves it. Stops at the first update the
-/// engine could not store.
+/// and only then moves the offset past it and saves it. Stops at the first
+/// update the engine could not store.
 async fn take(
     channel: &TelegramChannel,
     sink: &Arc<dyn InboundSink>,
