@@ -704,17 +704,30 @@ async fn a_cancelled_question_is_edited_into_cancelled() {
     assert_eq!(tg.status(&asked.id).await, json!("cancelled"));
 }
 
-/// Telegram refuses the chat for good ("chat not found", "bot was blocked by
-/// the user"): the waiting agent hears `delivery_failed` at once, and the
-/// resource says why.
+/// Telegram refuses for good ("chat not found", "bot was blocked by the
+/// user", a token revoked while askgate runs): the waiting agent hears
+/// `delivery_failed` at once, and the resource says why.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)] // The fake must answer while the harness blocks on start-up.
 async fn a_refused_chat_is_delivery_failed_at_once_with_the_reason() {
     let tg = Telegram::start(Mode::Polling).await;
-    for refusal in [
-        Failure::BadRequest("Bad Request: chat not found".into()),
-        Failure::Forbidden("Forbidden: bot was blocked by the user".into()),
+    for (refusal, expected) in [
+        (
+            Failure::BadRequest("Bad Request: chat not found".into()),
+            "chat not found",
+        ),
+        (
+            Failure::Forbidden("Forbidden: bot was blocked by the user".into()),
+            "blocked",
+        ),
+        (
+            Failure::OkFalse {
+                code: 401,
+                description: "Unauthorized".into(),
+            },
+            "credentials",
+        ),
     ] {
-        tg.fake.fail_next("sendMessage", refusal.clone());
+        tg.fake.fail_next("sendMessage", refusal);
         let started = Instant::now();
         let mut asked = tg.ask(&deploy("alice")).await;
         assert_eq!(asked.result(PATIENCE).await, json!({"status": "delivery_failed"}));
@@ -726,11 +739,8 @@ async fn a_refused_chat_is_delivery_failed_at_once_with_the_reason() {
         let resource = tg.server.question(&asked.id).await;
         assert_eq!(resource["status"], json!("delivery_failed"));
         let reason = resource["resolution"]["reason"].as_str().unwrap();
-        let expected = match &refusal {
-            Failure::BadRequest(_) => "chat not found",
-            _ => "blocked",
-        };
         assert!(reason.contains(expected), "{reason}");
+        assert!(!reason.contains(tg.fake.token()), "{reason}");
     }
 }
 
