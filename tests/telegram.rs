@@ -273,7 +273,7 @@ async fn eventually_within<T>(what: &str, patience: Duration, probe: impl Fn() -
 /// Ask over HTTP → the keyboard (exact JSON) → a tap → the waiting agent
 /// gets the exact result, the tap is acknowledged, the message is edited.
 async fn a_tap_answers_the_waiting_agent_and_edits_the_message(mode: Mode) {
-    let tg = Telegram::start(mode).await;
+    let mut tg = Telegram::start(mode).await;
     let mut asked = tg.ask(&deploy("alice")).await;
     let message = tg.buttons_of(ALICE, &asked.id).await;
     let sent = tg.fake.calls_to("sendMessage")[0].body.clone();
@@ -308,7 +308,6 @@ async fn a_tap_answers_the_waiting_agent_and_edits_the_message(mode: Mode) {
         edited["text"].as_str().unwrap().contains("Where should this build go?"),
         "the question stays: {edited}"
     );
-    let mut tg = tg;
     tg.assert_no_secret_logged();
 }
 
