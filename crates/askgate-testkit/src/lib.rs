@@ -17,6 +17,7 @@ use async_trait::async_trait;
 use tokio::sync::Notify;
 
 pub mod conformance;
+pub mod fake;
 pub mod telegram;
 
 /// One call the engine made on a [`FakeChannel`].
