@@ -1,11 +1,11 @@
 //! The channel contract between the engine and a platform adapter
 //! (`docs/adapter-spec.md` states it as MUST/SHOULD rules).
 //!
-//! Outbound, the engine calls a [`Channel`]: deliver a [`Presentation`], edit
-//! it into its summary, post a short reply. Inbound, the adapter decodes each
+//! Outbound, the engine calls a [`Channel`]: deliver a [`Presentation`] (an
+//! [`Outgoing`] prompt), then edit it into its summary. Inbound, the adapter decodes each
 //! platform event into an [`InboundEvent`] and hands it to an [`InboundSink`]
 //! (the engine), which answers with a [`Reaction`] that the adapter shows in
-//! its platform's way — a callback answer, an ephemeral message, a modal.
+//! its platform's way — a callback answer, an ephemeral message, a modal, a form.
 //! The adapter never decides what a reply means.
 
 use std::time::Duration;
@@ -13,6 +13,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+use crate::form::{Form, FormValue};
 use crate::render::{Capabilities, Presentation};
 use crate::token::QuestionId;
 
@@ -41,10 +42,125 @@ pub struct MessageRef {
 }
 
 /// What [`Channel::deliver`] sent: every message of the prompt, in order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Delivery {
-    /// The messages; the first is the one edited into the summary.
+    /// The messages; the first is the one edited into the summary. Its
+    /// conversation is the question's conversation: where taps and replies
+    /// come from (a Discord DM or a Slack IM has an id of its own, not the
+    /// user id the recipient was configured with).
     pub messages: Vec<MessageRef>,
+    /// Whether every part of the prompt went out. A delivery cut short by an
+    /// error is kept (so that the messages already sent are neither sent
+    /// again nor forgotten) and completed by the next attempt.
+    #[serde(default = "complete", skip_serializing_if = "is_complete")]
+    pub complete: bool,
+}
+
+// Deliveries stored before `complete` existed were all complete.
+fn complete() -> bool {
+    true
+}
+
+// `&bool` is serde's signature for `skip_serializing_if`.
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_complete(complete: &bool) -> bool {
+    *complete
+}
+
+impl Delivery {
+    /// A complete delivery of these messages.
+    pub fn new(messages: Vec<MessageRef>) -> Self {
+        Self {
+            messages,
+            complete: true,
+        }
+    }
+
+    /// The messages that went out before an error stopped the delivery.
+    pub fn partial(messages: Vec<MessageRef>) -> Self {
+        Self {
+            messages,
+            complete: false,
+        }
+    }
+
+    /// The conversation the prompt was delivered to (its first message's).
+    pub fn conversation(&self) -> Option<&str> {
+        self.messages.first().map(|m| m.conversation.as_str())
+    }
+}
+
+/// A prompt to deliver, as [`Channel::deliver`] receives it.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct Outgoing<'a> {
+    /// The question: the idempotency key of the delivery (with the part's
+    /// index), for platforms that take one (Discord's `nonce`).
+    pub question: &'a QuestionId,
+    /// Where.
+    pub to: &'a Destination,
+    /// What.
+    pub prompt: &'a Presentation,
+    /// The messages an earlier attempt sent already, in order: the adapter
+    /// sends only the parts after them, and returns them with the rest.
+    pub sent: &'a [MessageRef],
+}
+
+impl<'a> Outgoing<'a> {
+    /// A first attempt: nothing sent yet.
+    pub fn new(question: &'a QuestionId, to: &'a Destination, prompt: &'a Presentation) -> Self {
+        Self {
+            question,
+            to,
+            prompt,
+            sent: &[],
+        }
+    }
+
+    /// A later attempt, after these messages went out.
+    #[must_use]
+    pub fn after(mut self, sent: &'a [MessageRef]) -> Self {
+        self.sent = sent;
+        self
+    }
+
+    /// How many messages the prompt is.
+    pub fn part_count(&self) -> usize {
+        match self.prompt {
+            Presentation::Buttons(_) => 1,
+            Presentation::Text(text) => text.parts.len(),
+        }
+    }
+}
+
+/// A delivery that failed, with what it had sent before it did.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{error}")]
+#[non_exhaustive]
+pub struct DeliveryError {
+    /// Why it stopped.
+    pub error: ChannelError,
+    /// Every message of the prompt that is out, the earlier attempts'
+    /// included ([`Delivery::partial`]).
+    pub delivery: Delivery,
+}
+
+impl DeliveryError {
+    /// `error`, after these messages went out.
+    pub fn new(error: ChannelError, sent: Vec<MessageRef>) -> Self {
+        Self {
+            error,
+            delivery: Delivery::partial(sent),
+        }
+    }
+}
+
+impl From<ChannelError> for DeliveryError {
+    /// An error before anything was sent.
+    fn from(error: ChannelError) -> Self {
+        Self::new(error, Vec::new())
+    }
 }
 
 /// The person behind an inbound event.
@@ -91,6 +207,7 @@ pub struct InboundEvent {
 /// What happened, in platform-neutral terms.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum InboundKind {
     /// A tap on one of askgate's buttons, with the button's token as sent.
     ButtonPressed {
@@ -117,6 +234,13 @@ pub enum InboundKind {
         /// What the person typed.
         text: String,
     },
+    /// A form submitted (Answer…): one value per question field.
+    FormSubmitted {
+        /// The token of the Answer… button that opened it.
+        token: String,
+        /// The fields as submitted, named by question id.
+        values: Vec<FormValue>,
+    },
     /// A message with no text (a sticker, a photo, a voice note).
     NonText {
         /// The message itself.
@@ -128,8 +252,13 @@ pub enum InboundKind {
 }
 
 /// How the engine wants an inbound event acknowledged.
+///
+/// A reaction that changes nothing (Other…, Answer…, a refusal) is decided
+/// without a store write: Discord and Slack want a modal as the first
+/// response to a tap, within 3 seconds (`docs/adapter-spec.md` §4).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Reaction {
     /// Acknowledge silently (a tap still gets its platform acknowledgement).
     Nothing,
@@ -160,6 +289,15 @@ pub enum Reaction {
         title: String,
         /// The input's placeholder.
         placeholder: String,
+    },
+    /// Open a form with one field per question for the acting person
+    /// (Answer…): a Discord modal, a Slack view. Its submission comes back as
+    /// [`InboundKind::FormSubmitted`] with the form's token.
+    AskForm {
+        /// The question it belongs to.
+        question: QuestionId,
+        /// The form.
+        form: Form,
     },
 }
 
@@ -207,26 +345,23 @@ pub trait Channel: Send + Sync + 'static {
     /// What the platform can show; the engine renders with it.
     fn capabilities(&self) -> &Capabilities;
 
-    /// Sends a prompt. The adapter escapes all text for its markup and
-    /// disables mentions; it returns every message it sent, in order.
-    async fn deliver(&self, to: &Destination, prompt: &Presentation) -> Result<Delivery, ChannelError>;
+    /// Sends a prompt: the parts after `outgoing.sent`, in order. The
+    /// adapter escapes all text for its markup and disables mentions; it
+    /// returns every message of the prompt (`outgoing.sent` first). When an
+    /// error stops it, the error carries every message that is out, so that
+    /// the next attempt resumes instead of posting the prompt twice.
+    async fn deliver(&self, outgoing: &Outgoing<'_>) -> Result<Delivery, DeliveryError>;
 
     /// Edits a delivered prompt in place into its ended form: the buttons
     /// removed, `summary` added under the original text. Never deletes.
     async fn finish(&self, delivery: &Delivery, prompt: &Presentation, summary: &str) -> Result<(), ChannelError>;
-
-    /// Posts a short reply in a conversation, threaded to `reply_to` when given.
-    async fn post(
-        &self,
-        to: &Destination,
-        reply_to: Option<&MessageRef>,
-        text: &str,
-    ) -> Result<MessageRef, ChannelError>;
 }
 
 /// Why an inbound event could not be applied. The event's effect is not
 /// stored: the adapter MUST NOT acknowledge it to the platform (no cursor
-/// moved past it, no HTTP 200), so that the platform delivers it again.
+/// moved past it, no HTTP 200), so that the platform delivers it again. A
+/// platform that never delivers an event again (a Discord interaction, a
+/// Slack button click) shows the person [`InboundError::notice`] instead.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum InboundError {
@@ -236,7 +371,19 @@ pub enum InboundError {
     Unavailable {
         /// What failed, for the log.
         reason: String,
+        /// What to tell the person, in their language ("could not be saved,
+        /// please try again").
+        notice: String,
     },
+}
+
+impl InboundError {
+    /// The notice to show the person whose event was not saved.
+    pub fn notice(&self) -> &str {
+        match self {
+            Self::Unavailable { notice, .. } => notice,
+        }
+    }
 }
 
 /// Where an adapter hands inbound events: the engine.

@@ -166,6 +166,47 @@ impl Chrome {
         }
     }
 
+    /// The button of a text prompt that opens a form with one field per question.
+    pub fn answer_button(self) -> &'static str {
+        match self.0 {
+            Locale::En => "Answer…",
+            Locale::ZhCn => "回答…",
+        }
+    }
+
+    /// How to answer a text prompt where typed replies never arrive.
+    pub fn form_hint(self) -> &'static str {
+        match self.0 {
+            Locale::En => "Tap Answer… to answer, or Skip to skip.",
+            Locale::ZhCn => "点“回答…”作答，或点“跳过”跳过。",
+        }
+    }
+
+    /// The title of the form Answer… opens.
+    pub fn form_title(self) -> &'static str {
+        match self.0 {
+            Locale::En => "Your answers",
+            Locale::ZhCn => "你的回答",
+        }
+    }
+
+    /// What a form field's placeholder says after its numbered options.
+    pub fn form_placeholder_tail(self) -> &'static str {
+        match self.0 {
+            Locale::En => "a number, a name, or your own words",
+            Locale::ZhCn => "编号、名称或你自己的话",
+        }
+    }
+
+    /// The notice when an answer reached askgate but could not be saved, on
+    /// a platform that will not deliver it again.
+    pub fn not_saved(self) -> &'static str {
+        match self.0 {
+            Locale::En => "Your answer could not be saved. Please try again in a moment.",
+            Locale::ZhCn => "你的回答未能保存，请稍后再试。",
+        }
+    }
+
     /// The button that skips the question.
     pub fn skip_button(self) -> &'static str {
         match self.0 {

@@ -14,16 +14,32 @@ use crate::text::{char_len, ellipsize};
 /// Free text in a summary is cut to this many user-perceived characters.
 pub const SUMMARY_FREE_TEXT_GRAPHEMES: usize = 200;
 
+/// How the person answers a text prompt, which its closing instructions say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reading {
+    /// By typing a reply (spec §4's instructions).
+    Typed,
+    /// Through the Answer… form and the Skip button: typed messages never
+    /// reach askgate on this surface.
+    Form,
+}
+
 /// The full readable text of a prompt (spec §4).
 pub fn prompt_text(request: &AskRequest, locale: Locale) -> String {
-    prompt_blocks(request, locale).join("\n\n")
+    prompt_blocks(request, locale, Reading::Typed).join("\n\n")
 }
 
 /// The readable text of a prompt in as few messages as fit `max_chars` each:
 /// one part unless the text is longer, then split between questions (and,
 /// for a single question too long alone, between lines).
 pub fn prompt_parts(request: &AskRequest, locale: Locale, max_chars: usize) -> Vec<String> {
-    let whole = prompt_text(request, locale);
+    prompt_parts_for(request, locale, max_chars, Reading::Typed)
+}
+
+/// [`prompt_parts`], with the instructions for how the person answers.
+pub fn prompt_parts_for(request: &AskRequest, locale: Locale, max_chars: usize, reading: Reading) -> Vec<String> {
+    let whole = prompt_blocks(request, locale, reading).join("\n\n");
     if char_len(&whole) <= max_chars {
         return vec![whole];
     }
@@ -33,7 +49,7 @@ pub fn prompt_parts(request: &AskRequest, locale: Locale, max_chars: usize) -> V
     for (index, block) in question_blocks(request, chrome).into_iter().enumerate() {
         pieces.push((if index == 0 { "\n\n" } else { "\n" }, block));
     }
-    pieces.push(("\n\n", instructions(request, chrome)));
+    pieces.push(("\n\n", instructions(request, chrome, reading)));
     pack(&pieces, max_chars)
 }
 
@@ -111,12 +127,12 @@ fn answer_summary(items: Option<&[AnswerItem]>, chrome: Chrome) -> String {
         .join(chrome.list_separator())
 }
 
-fn prompt_blocks(request: &AskRequest, locale: Locale) -> Vec<String> {
+fn prompt_blocks(request: &AskRequest, locale: Locale, reading: Reading) -> Vec<String> {
     let chrome = locale.chrome();
     vec![
         chrome.heading(request.questions.len(), request.timeout_seconds),
         question_blocks(request, chrome).join("\n"),
-        instructions(request, chrome),
+        instructions(request, chrome, reading),
     ]
 }
 
@@ -157,7 +173,10 @@ fn multi_example(question: &Question) -> &'static str {
     if question.options.len() >= 3 { "1, 3" } else { "1, 2" }
 }
 
-fn instructions(request: &AskRequest, chrome: Chrome) -> String {
+fn instructions(request: &AskRequest, chrome: Chrome, reading: Reading) -> String {
+    if reading == Reading::Form {
+        return chrome.form_hint().to_owned();
+    }
     let how = match request.questions.as_slice() {
         [only] if only.multi_select => chrome.reply_multi(multi_example(only)),
         [_] => chrome.reply_single().to_owned(),

@@ -7,6 +7,7 @@
 //! | [`request`] | the normalized request and its limits |
 //! | [`answer`] | answers, and the [`ToolResult`] the agent gets (spec §3) |
 //! | [`render`] | [`Capabilities`] and the one function that picks a [`Presentation`] (spec §4) |
+//! | [`form`] | the form Answer… opens (one field per question) and its submitted values |
 //! | [`layout`] | the readable text layout, button message text, summaries (spec §4, §7) |
 //! | [`chrome`] | everything askgate itself writes, in `en` and `zh-CN` |
 //! | [`guidance`] | the model guidance every published tool description carries |
@@ -22,6 +23,7 @@
 pub mod answer;
 pub mod channel;
 pub mod chrome;
+pub mod form;
 pub mod guidance;
 pub mod layout;
 pub mod render;
@@ -32,8 +34,12 @@ pub mod token;
 pub mod validate;
 
 pub use answer::{AnswerItem, AnswerValues, Answers, ToolResult};
-pub use channel::{Channel, ChannelError, InboundError, InboundEvent, InboundKind, InboundSink, Reaction};
+pub use channel::{
+    Channel, ChannelError, Delivery, DeliveryError, InboundError, InboundEvent, InboundKind, InboundSink, Outgoing,
+    Reaction,
+};
 pub use chrome::Locale;
+pub use form::{Form, FormField, FormValue};
 pub use render::{Capabilities, Presentation, render};
 pub use reply::{ReplyOutcome, ReplyReader, read_reply};
 pub use request::{AskRequest, Question, QuestionOption};

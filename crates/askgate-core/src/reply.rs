@@ -9,6 +9,7 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use crate::answer::{AnswerItem, Answers};
+use crate::form::FormValue;
 use crate::request::{AskRequest, Question};
 use crate::text::{fold_width, normalize};
 
@@ -115,6 +116,63 @@ impl<'r> ReplyReader<'r> {
             took.insert(0);
         } else {
             self.read_lines(reply, &mut answers, &mut took);
+        }
+        self.outcome(answers, &took)
+    }
+
+    /// Reads a submitted form ([`crate::form`]): each field is one question's
+    /// answer, read by the same rules as a typed reply to that question alone,
+    /// with ticked checkboxes as chosen options. Empty fields leave their
+    /// question as it was; a form whose every filled field says "skip" skips.
+    pub fn read_form(&self, so_far: &Answers, values: &[FormValue]) -> ReplyOutcome {
+        let mut answers = so_far.clone();
+        let mut took = BTreeSet::new();
+        let mut skip_words = 0;
+        for value in values {
+            let Some(question) = self.request.questions.iter().position(|q| q.id == value.id) else {
+                continue;
+            };
+            let spec = &self.request.questions[question];
+            let text = value.text.trim();
+            let normalized = normalize(text);
+            let mut checked: Vec<usize> = value
+                .checked
+                .iter()
+                .copied()
+                .filter(|&index| index < spec.options.len())
+                .collect();
+            checked.sort_unstable();
+            checked.dedup();
+            if normalized.is_empty() && checked.is_empty() {
+                continue;
+            }
+            if checked.is_empty()
+                && SKIP_WORDS.contains(&normalized.as_str())
+                && self.label_index(question, &normalized).is_none()
+            {
+                skip_words += 1;
+                continue;
+            }
+            let mut items: Vec<AnswerItem> = checked.iter().map(|&index| option_item(spec, index)).collect();
+            if !normalized.is_empty() {
+                for item in self.value(question, text) {
+                    if !items.contains(&item) {
+                        items.push(item);
+                    }
+                }
+            }
+            if !spec.multi_select {
+                items.truncate(1);
+            }
+            answers.set(self.request, &spec.id, items);
+            took.insert(question);
+        }
+        if took.is_empty() {
+            return if skip_words > 0 {
+                ReplyOutcome::Skipped
+            } else {
+                ReplyOutcome::NotAnAnswer
+            };
         }
         self.outcome(answers, &took)
     }

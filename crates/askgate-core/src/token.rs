@@ -79,6 +79,8 @@ pub enum ButtonAction {
     Choose(u8),
     /// Opens a free-text input (Other…).
     Other,
+    /// Opens a form with one field per question (Answer…).
+    Answer,
     /// Skips the question.
     Skip,
 }
@@ -103,6 +105,7 @@ impl ButtonToken {
         let action = match self.action {
             ButtonAction::Choose(index) => index.to_string(),
             ButtonAction::Other => "o".to_owned(),
+            ButtonAction::Answer => "a".to_owned(),
             ButtonAction::Skip => "s".to_owned(),
         };
         format!("{TOKEN_PREFIX}:{}:{action}", self.question)
@@ -119,6 +122,7 @@ impl ButtonToken {
         let question = QuestionId::parse(question).map_err(|_| InvalidToken)?;
         let action = match action {
             "o" => ButtonAction::Other,
+            "a" => ButtonAction::Answer,
             "s" => ButtonAction::Skip,
             // Only the canonical spelling: "01" or "+1" would make two tokens for one button.
             digits if digits.len() == 1 && digits.bytes().all(|b| b.is_ascii_digit()) => {
@@ -141,6 +145,7 @@ mod tests {
             ButtonAction::Choose(0),
             ButtonAction::Choose(3),
             ButtonAction::Other,
+            ButtonAction::Answer,
             ButtonAction::Skip,
         ] {
             let token = ButtonToken {

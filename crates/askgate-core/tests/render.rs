@@ -43,27 +43,15 @@ fn notify_only() -> AskRequest {
 }
 
 fn chat(max_buttons: usize, max_label_chars: usize, max_token_bytes: usize) -> Capabilities {
-    Capabilities {
-        buttons: Some(ButtonLimits {
-            max_buttons,
-            max_label_chars,
-            max_token_bytes,
-        }),
-        max_message_chars: 4096,
-        edit_messages: true,
-        free_text_input: FreeTextInput::ForceReply,
-        private_notices: true,
-    }
+    Capabilities::text(4096)
+        .with_buttons(ButtonLimits::new(max_buttons, max_label_chars, max_token_bytes))
+        .with_edits()
+        .with_free_text(FreeTextInput::ForceReply)
+        .with_private_notices()
 }
 
 fn text_only(max_message_chars: usize) -> Capabilities {
-    Capabilities {
-        buttons: None,
-        max_message_chars,
-        edit_messages: false,
-        free_text_input: FreeTextInput::None,
-        private_notices: false,
-    }
+    Capabilities::text(max_message_chars)
 }
 
 fn id() -> QuestionId {
@@ -73,7 +61,7 @@ fn id() -> QuestionId {
 fn text_parts(presentation: &Presentation) -> Vec<String> {
     match presentation {
         Presentation::Text(text) => text.parts.clone(),
-        Presentation::Buttons(_) => panic!("expected text, got buttons"),
+        other => panic!("expected text, got {other:?}"),
     }
 }
 
@@ -298,4 +286,63 @@ fn summaries_of_every_ending() {
     // Free text is cut to 200 user-perceived characters, the cut marked.
     assert!(lines[1].contains(&format!("Deploy: {}…\n", "x".repeat(199))));
     insta::assert_snapshot!(lines.join("\n---\n"));
+}
+
+/// A chat surface with buttons and Discord-like forms (5 fields, 45-character labels).
+fn with_forms(typed_replies: bool) -> Capabilities {
+    let caps = chat(25, 80, 100)
+        .with_free_text(FreeTextInput::Modal)
+        .with_forms(askgate_core::render::FormLimits::new(5, 45, 45, 100));
+    if typed_replies {
+        caps
+    } else {
+        caps.without_typed_replies()
+    }
+}
+
+#[test]
+fn a_text_prompt_where_typed_replies_never_arrive_carries_answer_and_skip() {
+    let Presentation::Text(prompt) = render(&deploy_and_notify(), &with_forms(false), &id(), Locale::En) else {
+        panic!("two questions are text");
+    };
+    let actions = prompt.actions.as_ref().expect("Answer… and Skip");
+    assert_eq!(actions.answer.label, "Answer…");
+    assert_eq!(actions.answer.token, "ag1:01JDQ7Z6W3:a");
+    assert_eq!(actions.skip.token, "ag1:01JDQ7Z6W3:s");
+    assert_eq!(prompt.actions_part(), Some(0));
+    let last = prompt.parts.last().expect("one part");
+    assert!(last.ends_with("Tap Answer… to answer, or Skip to skip."), "{last}");
+    assert!(!last.contains("Reply with"), "no typed-reply instructions: {last}");
+
+    // Where typed replies do arrive, the form is offered beside them.
+    let Presentation::Text(typed) = render(&deploy_and_notify(), &with_forms(true), &id(), Locale::ZhCn) else {
+        panic!("two questions are text");
+    };
+    assert_eq!(typed.actions.expect("Answer… and Skip").answer.label, "回答…");
+    assert!(typed.parts[0].contains("每个问题回复一行"), "{}", typed.parts[0]);
+
+    // No forms: no buttons on a text prompt (Telegram).
+    let Presentation::Text(plain) = render(&deploy_and_notify(), &chat(100, 64, 64), &id(), Locale::En) else {
+        panic!("two questions are text");
+    };
+    assert_eq!(plain.actions, None);
+}
+
+#[test]
+fn the_form_has_one_field_per_question_within_the_limits() {
+    let limits = askgate_core::render::FormLimits::new(5, 12, 20, 30).with_checkboxes();
+    let form = askgate_core::form::form(&deploy_and_notify(), &limits, &id(), Locale::En).expect("two fields fit");
+    assert_eq!(form.token, "ag1:01JDQ7Z6W3:a");
+    assert_eq!(form.title, "Your answers");
+    let ids: Vec<&str> = form.fields.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(ids, ["deploy", "notify"]);
+    assert_eq!(form.fields[0].label, "Deploy — Where shou…");
+    assert_eq!(form.fields[0].placeholder, "1) Staging (Recommended) · 2)…");
+    assert!(form.fields[0].checkboxes.is_empty());
+    assert_eq!(form.fields[1].checkboxes, ["Team channel", "On-call", "Nobody"]);
+    let one_field = askgate_core::render::FormLimits::new(1, 45, 45, 100);
+    assert_eq!(
+        askgate_core::form::form(&deploy_and_notify(), &one_field, &id(), Locale::En),
+        None
+    );
 }

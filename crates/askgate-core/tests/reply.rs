@@ -375,3 +375,62 @@ fn chinese_replies_and_separators() {
     assert_eq!(answer(&request, "１；３"), ["#1", "#3"]);
     assert_eq!(answer(&request, "“值班人员”。"), ["#2"]);
 }
+
+mod forms {
+    use askgate_core::form::FormValue;
+    use askgate_core::{ReplyOutcome, ReplyReader};
+
+    use super::*;
+
+    /// Deploy (single) and Notify (multi).
+    fn release() -> AskRequest {
+        request(&json!([
+            {"id": "deploy", "header": "Deploy", "question": "Where?", "options": [{"label": "Staging (Recommended)"}, {"label": "Production"}, {"label": "Canary"}]},
+            {"id": "notify", "header": "Notify", "question": "Who?", "multiSelect": true, "options": [{"label": "Team channel"}, {"label": "On-call"}, {"label": "Nobody"}]},
+        ]))
+    }
+
+    fn read(values: &[FormValue]) -> ReplyOutcome {
+        ReplyReader::new(&release()).read_form(&Answers::new(), values)
+    }
+
+    #[test]
+    fn each_field_is_read_like_a_typed_reply_to_its_question() {
+        let outcome = read(&[FormValue::typed("deploy", "canary"), FormValue::typed("notify", "1 3")]);
+        let ReplyOutcome::Answered(answers) = outcome else {
+            panic!("both answered: {outcome:?}");
+        };
+        assert_eq!(
+            serde_json::to_value(askgate_core::ToolResult::from(&answers)).unwrap(),
+            json!({"status": "answered", "answers": {"answers": {"deploy": ["Canary"], "notify": ["Team channel", "Nobody"]}}})
+        );
+    }
+
+    #[test]
+    fn ticked_boxes_come_first_then_own_words() {
+        let outcome = read(&[
+            FormValue::typed("deploy", "2"),
+            FormValue::typed("notify", "the CTO").with_checked(vec![2, 0, 9]),
+        ]);
+        let ReplyOutcome::Answered(answers) = outcome else {
+            panic!("both answered: {outcome:?}");
+        };
+        assert_eq!(
+            serde_json::to_value(answers.values()).unwrap(),
+            json!({"answers": {"deploy": ["Production"], "notify": ["Team channel", "Nobody", "the CTO"]}})
+        );
+    }
+
+    #[test]
+    fn empty_fields_leave_their_question_open_and_skip_skips() {
+        assert!(matches!(
+            read(&[FormValue::typed("deploy", "1"), FormValue::typed("notify", "  ")]),
+            ReplyOutcome::Partial { ref missing, .. } if missing == &["notify"]
+        ));
+        assert_eq!(
+            read(&[FormValue::typed("deploy", ""), FormValue::typed("nope", "1")]),
+            ReplyOutcome::NotAnAnswer
+        );
+        assert_eq!(read(&[FormValue::typed("deploy", "skip")]), ReplyOutcome::Skipped);
+    }
+}

@@ -4,8 +4,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use askgate_adapter::backoff::retry_delay;
 use askgate_core::answer::{AnswerItem, Answers};
-use askgate_core::channel::{Channel, ChannelError, Delivery, UserRef};
+use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, MessageRef, Outgoing, UserRef};
 use askgate_core::layout::{Ending, summary};
 use askgate_core::{AskRequest, QuestionId, render};
 use askgate_store::{QuestionRecord, QuestionStatus, Resolution, Store, StoreError, Timestamp};
@@ -18,9 +19,6 @@ use crate::recipient::Recipient;
 /// How many times a retryable delivery failure is retried before the
 /// question resolves as `delivery_failed`.
 const MAX_DELIVERY_ATTEMPTS: u32 = 6;
-
-/// The first pause between delivery attempts; it doubles each time.
-const FIRST_RETRY_DELAY: Duration = Duration::from_millis(500);
 
 /// Changes buffered for slow subscribers before they must re-read the store.
 const CHANGE_BUFFER: usize = 1024;
@@ -220,7 +218,8 @@ impl Engine {
                 continue;
             }
             self.add_deadline(record.expires_at, record.id.clone());
-            if record.delivery.is_none() {
+            // Never delivered, or cut short: deliver (the rest of) it now.
+            if record.delivery.as_ref().is_none_or(|delivery| !delivery.complete) {
                 self.spawn_delivery(record);
             }
         }
@@ -486,36 +485,50 @@ impl Engine {
             return self.delivery_failed(&record.id, &reason).await;
         };
         let presentation = render(&record.request, channel.capabilities(), &record.id, record.locale);
-        let mut delay = FIRST_RETRY_DELAY;
+        // What an earlier attempt (of this process or one before a crash) sent.
+        let mut sent: Vec<MessageRef> = record
+            .delivery
+            .as_ref()
+            .filter(|delivery| !delivery.complete)
+            .map(|delivery| delivery.messages.clone())
+            .unwrap_or_default();
         for attempt in 1..=MAX_DELIVERY_ATTEMPTS {
-            match channel.deliver(destination, &presentation).await {
+            let outgoing = Outgoing::new(&record.id, destination, &presentation).after(&sent);
+            let error = match channel.deliver(&outgoing).await {
                 Ok(delivery) => {
-                    self.inner.store.set_delivery(&record.id, &delivery).await?;
+                    self.inner
+                        .store
+                        .set_delivery(&record.id, &Delivery::new(delivery.messages))
+                        .await?;
                     // Cancelled or expired while the message was on its way: end it now.
                     if let Some(current) = self.get(&record.id).await?.filter(|r| r.status.is_final()) {
                         self.spawn_finish(current);
                     }
                     return Ok(());
                 }
-                Err(error) => {
-                    self.inner.observer.delivery_error(&record.channel, &error);
-                    warn!(question = %record.id, channel = %record.channel, attempt, %error, "delivery failed");
-                    let still_pending = self.get(&record.id).await?.is_some_and(|r| !r.status.is_final());
-                    if !still_pending {
-                        return Ok(());
+                Err(DeliveryError { error, delivery, .. }) => {
+                    if delivery.messages.len() > sent.len() {
+                        // Kept, so that no retry (nor a restart) sends these parts again.
+                        sent = delivery.messages;
+                        self.inner
+                            .store
+                            .set_delivery(&record.id, &Delivery::partial(sent.clone()))
+                            .await?;
                     }
-                    if error.is_retryable() && attempt < MAX_DELIVERY_ATTEMPTS {
-                        let pause = match &error {
-                            ChannelError::RateLimited { retry_after } => *retry_after,
-                            _ => delay,
-                        };
-                        self.inner.clock.sleep(pause).await;
-                        delay *= 2;
-                        continue;
-                    }
-                    return self.delivery_failed(&record.id, &error.to_string()).await;
+                    error
                 }
+            };
+            self.inner.observer.delivery_error(&record.channel, &error);
+            warn!(question = %record.id, channel = %record.channel, attempt, sent = sent.len(), %error, "delivery failed");
+            let still_pending = self.get(&record.id).await?.is_some_and(|r| !r.status.is_final());
+            if !still_pending {
+                return Ok(());
             }
+            if error.is_retryable() && attempt < MAX_DELIVERY_ATTEMPTS {
+                self.inner.clock.sleep(retry_delay(&error, attempt - 1)).await;
+                continue;
+            }
+            return self.delivery_failed(&record.id, &error.to_string()).await;
         }
         Ok(())
     }

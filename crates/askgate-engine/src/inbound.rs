@@ -1,11 +1,17 @@
-//! Inbound events from chat adapters: taps and typed replies, applied to
-//! the question they belong to (spec §5, §6).
+//! Inbound events from chat adapters: taps, typed replies and forms, applied
+//! to the question they belong to (spec §5, §6).
+//!
+//! A reaction that changes nothing (Other…, Answer…, a refusal, a notice that
+//! the question ended) is decided with reads only: nothing is written, not
+//! even the event's id, so that it stays within a platform's few seconds
+//! for a first response (a Discord modal, a Slack `views.open`).
 
 use askgate_core::channel::{
     ConversationKind, InboundError, InboundEvent, InboundKind, InboundSink, MessageRef, Reaction,
 };
 use askgate_core::chrome::Chrome;
-use askgate_core::{ButtonAction, ButtonToken, QuestionId, ReplyOutcome, ReplyReader};
+use askgate_core::form::FormValue;
+use askgate_core::{ButtonAction, ButtonToken, Locale, QuestionId, ReplyOutcome, ReplyReader};
 use askgate_store::{QuestionRecord, QuestionStatus, Resolution};
 use async_trait::async_trait;
 use tracing::warn;
@@ -19,6 +25,7 @@ impl InboundSink for Engine {
             warn!(channel, event = %event.event_id, %error, "an inbound event could not be applied; it stays unacknowledged");
             InboundError::Unavailable {
                 reason: error.to_string(),
+                notice: self.locale_in(channel, &event.conversation).chrome().not_saved().to_owned(),
             }
         })
     }
@@ -60,15 +67,20 @@ impl Engine {
         if store.event_seen(channel, &event.event_id).await? {
             return Ok(Reaction::Nothing);
         }
+        let mut wrote = Wrote(false);
         let reaction = match &event.kind {
-            InboundKind::ButtonPressed { token, .. } => self.pressed(channel, event, token).await?,
+            InboundKind::ButtonPressed { token, .. } => self.pressed(channel, event, token, &mut wrote).await?,
             InboundKind::FreeTextSubmitted { token, text } => match ButtonToken::decode(token) {
-                Ok(token) => self.typed(channel, event, &token.question, text).await?,
+                Ok(token) => self.typed(channel, event, &token.question, text, &mut wrote).await?,
+                Err(_) => Reaction::Nothing,
+            },
+            InboundKind::FormSubmitted { token, values } => match ButtonToken::decode(token) {
+                Ok(token) => self.formed(channel, event, &token.question, values, &mut wrote).await?,
                 Err(_) => Reaction::Nothing,
             },
             InboundKind::TextReply { text, reply_to, .. } => {
                 match self.target(channel, event, reply_to.as_ref()).await? {
-                    Target::Question(id) => self.typed(channel, event, &id, text).await?,
+                    Target::Question(id) => self.typed(channel, event, &id, text, &mut wrote).await?,
                     Target::NothingPending(chrome) => Reaction::Reply {
                         text: chrome.nothing_pending().to_owned(),
                     },
@@ -85,13 +97,23 @@ impl Engine {
                 },
                 Target::None => Reaction::Nothing,
             },
+            // A kind this engine does not know yet: nothing to apply.
+            _ => Reaction::Nothing,
         };
-        store.record_event(channel, &event.event_id).await?;
+        if wrote.0 {
+            store.record_event(channel, &event.event_id).await?;
+        }
         Ok(reaction)
     }
 
     /// A tap on one of askgate's buttons.
-    async fn pressed(&self, channel: &str, event: &InboundEvent, token: &str) -> Result<Reaction, EngineError> {
+    async fn pressed(
+        &self,
+        channel: &str,
+        event: &InboundEvent,
+        token: &str,
+        wrote: &mut Wrote,
+    ) -> Result<Reaction, EngineError> {
         let Ok(token) = ButtonToken::decode(token) else {
             return Ok(Reaction::Nothing);
         };
@@ -107,6 +129,7 @@ impl Engine {
                 None => return Ok(Reaction::Nothing),
             },
             ButtonAction::Skip => (QuestionStatus::Skipped, None),
+            ButtonAction::Answer => return Ok(self.ask_form(channel, &record)),
             ButtonAction::Other => {
                 return Ok(Reaction::AskFreeText {
                     question: record.id.clone(),
@@ -120,6 +143,7 @@ impl Engine {
                 });
             }
         };
+        wrote.0 = true;
         let resolved = self.resolve_by(&record, event, status, answers).await?;
         Ok(match resolved {
             Some(_) if status == QuestionStatus::Skipped => notice(chrome.skip_submitted(), false),
@@ -135,18 +159,62 @@ impl Engine {
         event: &InboundEvent,
         id: &QuestionId,
         text: &str,
+        wrote: &mut Wrote,
+    ) -> Result<Reaction, EngineError> {
+        let record = match self.addressed(channel, event, id).await? {
+            Addressed::Open(record) => record,
+            Addressed::Refused(reaction) => return Ok(reaction),
+        };
+        let outcome = ReplyReader::new(&record.request).read(&record.progress, text);
+        match self.apply(&record, event, outcome, wrote).await? {
+            Applied::Refused(reaction) => Ok(reaction),
+            Applied::Partial(text) => Ok(Reaction::Reply { text }),
+            // The message itself is edited into the summary: no reply needed.
+            Applied::Resolved => Ok(Reaction::Nothing),
+        }
+    }
+
+    /// A submitted form (Answer…) for question `id`: each field read by the
+    /// rules of a typed reply to its question.
+    async fn formed(
+        &self,
+        channel: &str,
+        event: &InboundEvent,
+        id: &QuestionId,
+        values: &[FormValue],
+        wrote: &mut Wrote,
     ) -> Result<Reaction, EngineError> {
         let record = match self.addressed(channel, event, id).await? {
             Addressed::Open(record) => record,
             Addressed::Refused(reaction) => return Ok(reaction),
         };
         let chrome = record.locale.chrome();
-        let outcome = ReplyReader::new(&record.request).read(&record.progress, text);
+        let outcome = ReplyReader::new(&record.request).read_form(&record.progress, values);
+        let skipped = matches!(outcome, ReplyOutcome::Skipped);
+        Ok(match self.apply(&record, event, outcome, wrote).await? {
+            Applied::Refused(reaction) => reaction,
+            // A form closes when submitted: what is still missing is a notice.
+            Applied::Partial(text) => notice(&text, false),
+            Applied::Resolved if skipped => notice(chrome.skip_submitted(), false),
+            Applied::Resolved => notice(chrome.answer_submitted(), false),
+        })
+    }
+
+    /// Applies what a reply or a form said to an open question.
+    async fn apply(
+        &self,
+        record: &QuestionRecord,
+        event: &InboundEvent,
+        outcome: ReplyOutcome,
+        wrote: &mut Wrote,
+    ) -> Result<Applied, EngineError> {
+        let chrome = record.locale.chrome();
         let resolved = match outcome {
-            ReplyOutcome::NotAnAnswer => return Ok(not_an_answer(&record)),
+            ReplyOutcome::NotAnAnswer => return Ok(Applied::Refused(not_an_answer(record))),
             ReplyOutcome::Partial { answers, took, missing } => {
+                wrote.0 = true;
                 if !self.inner.store.save_progress(&record.id, &answers).await? {
-                    return self.ended_notice(&record.id, chrome).await;
+                    return Ok(Applied::Refused(self.ended_notice(&record.id, chrome).await?));
                 }
                 if let Some(updated) = self.get(&record.id).await? {
                     self.publish(updated);
@@ -156,20 +224,46 @@ impl Engine {
                 let missing: Vec<String> = missing.iter().map(header).collect();
                 let took: Vec<&str> = took.iter().map(String::as_str).collect();
                 let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
-                return Ok(Reaction::Reply {
-                    text: chrome.got_still_needed(&took, &missing),
-                });
+                return Ok(Applied::Partial(chrome.got_still_needed(&took, &missing)));
             }
-            ReplyOutcome::Skipped => self.resolve_by(&record, event, QuestionStatus::Skipped, None).await?,
+            ReplyOutcome::Skipped => {
+                wrote.0 = true;
+                self.resolve_by(record, event, QuestionStatus::Skipped, None).await?
+            }
             ReplyOutcome::Answered(answers) => {
-                self.resolve_by(&record, event, QuestionStatus::Answered, Some(answers))
+                wrote.0 = true;
+                self.resolve_by(record, event, QuestionStatus::Answered, Some(answers))
                     .await?
             }
         };
         match resolved {
-            // The message itself is edited into the summary: no reply needed.
-            Some(_) => Ok(Reaction::Nothing),
-            None => self.ended_notice(&record.id, chrome).await,
+            Some(_) => Ok(Applied::Resolved),
+            None => Ok(Applied::Refused(self.ended_notice(&record.id, chrome).await?)),
+        }
+    }
+
+    /// The form Answer… opens, if the channel has forms that can hold it.
+    fn ask_form(&self, channel: &str, record: &QuestionRecord) -> Reaction {
+        let limits = self.inner.channels.get(channel).and_then(|c| c.capabilities().forms);
+        match limits.and_then(|limits| askgate_core::form::form(&record.request, &limits, &record.id, record.locale)) {
+            Some(form) => Reaction::AskForm {
+                question: record.id.clone(),
+                form,
+            },
+            None => Reaction::Nothing,
+        }
+    }
+
+    /// The language to speak in a conversation: its recipient's, else the
+    /// one every recipient on the channel shares, else English.
+    pub(crate) fn locale_in(&self, channel: &str, conversation: &str) -> Locale {
+        let on_channel: Vec<&crate::Recipient> = self.recipients().filter(|r| r.channel == channel).collect();
+        if let Some(recipient) = on_channel.iter().find(|r| r.destination.conversation == conversation) {
+            return recipient.locale;
+        }
+        match on_channel.split_first() {
+            Some((first, rest)) if rest.iter().all(|r| r.locale == first.locale) => first.locale,
+            _ => Locale::En,
         }
     }
 
@@ -213,11 +307,9 @@ impl Engine {
         {
             return Ok(Target::Question(id));
         }
-        let chrome = self
-            .recipients()
-            .find(|r| r.channel == channel && r.destination.conversation == event.conversation)
-            .map_or_else(|| askgate_core::Locale::En.chrome(), |r| r.locale.chrome());
-        Ok(Target::NothingPending(chrome))
+        Ok(Target::NothingPending(
+            self.locale_in(channel, &event.conversation).chrome(),
+        ))
     }
 
     /// Checks that the event may act on question `id`: same channel and
@@ -226,6 +318,8 @@ impl Engine {
         let Some(record) = self.get(id).await? else {
             return Ok(Addressed::Refused(Reaction::Nothing));
         };
+        // `conversation` is where the question was delivered (a DM's own id,
+        // not the user id it was addressed to).
         if record.channel != channel || record.conversation != event.conversation {
             // A token or reply from somewhere the question was never sent.
             return Ok(Addressed::Refused(Reaction::Nothing));
@@ -246,6 +340,20 @@ impl Engine {
         let status = self.get(id).await?.map_or(QuestionStatus::Cancelled, |r| r.status);
         Ok(ended(status, chrome))
     }
+}
+
+/// Whether handling an event wrote to the store (only then is the event
+/// recorded as seen: a reaction that changed nothing writes nothing).
+struct Wrote(bool);
+
+/// What a reply or a form did to an open question.
+enum Applied {
+    /// Nothing applied; show this.
+    Refused(Reaction),
+    /// Progress saved; confirm what was taken and what is still missing.
+    Partial(String),
+    /// The question ended with it.
+    Resolved,
 }
 
 enum Target {

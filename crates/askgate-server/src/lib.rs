@@ -39,7 +39,7 @@ use tokio::net::TcpListener;
 pub use auth::{Agent, AgentToken, Allowed};
 pub use error::ApiError;
 pub use metrics::Metrics;
-pub use web::{WebChannel, WebKey};
+pub use web::{Web, WebChannel, WebKey};
 
 /// How the HTTP side is set up.
 #[derive(Debug, Clone)]

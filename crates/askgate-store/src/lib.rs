@@ -62,8 +62,10 @@ pub trait Store: Send + Sync + 'static {
     /// The question with this id.
     async fn get(&self, id: &QuestionId) -> Result<Option<QuestionRecord>, StoreError>;
 
-    /// Records where a question was delivered, and indexes each delivered
-    /// message so that replies to it find the question.
+    /// Records where a question was delivered (a complete or a partial
+    /// [`Delivery`]), makes the conversation of its first message the
+    /// question's conversation, and indexes each delivered message so that
+    /// replies to it find the question.
     async fn set_delivery(&self, id: &QuestionId, delivery: &Delivery) -> Result<(), StoreError>;
 
     /// Indexes one more message as belonging to a question (a force-reply).

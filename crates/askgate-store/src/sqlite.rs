@@ -167,11 +167,15 @@ impl Store for SqliteStore {
     async fn set_delivery(&self, id: &QuestionId, delivery: &Delivery) -> Result<(), StoreError> {
         let json = encode(delivery)?;
         let mut tx = self.writer.begin_with(BEGIN_WRITE).await?;
-        let updated = sqlx::query("UPDATE questions SET delivery = ? WHERE id = ?")
-            .bind(json)
-            .bind(id.as_str())
-            .execute(&mut *tx)
-            .await?;
+        // The question's conversation becomes the one it was delivered to:
+        // taps and replies come from there (a DM has an id of its own).
+        let updated =
+            sqlx::query("UPDATE questions SET delivery = ?, conversation = COALESCE(?, conversation) WHERE id = ?")
+                .bind(json)
+                .bind(delivery.conversation())
+                .bind(id.as_str())
+                .execute(&mut *tx)
+                .await?;
         if updated.rows_affected() == 0 {
             return Err(sqlx::Error::RowNotFound.into());
         }

@@ -144,9 +144,10 @@ async fn a_record_with_every_field_set_reads_back_equal() {
         request: request.clone(),
         created_at: 1_700_000_000_000,
         expires_at: 1_700_000_600_000,
-        delivery: Some(Delivery {
-            messages: vec![message(CONVERSATION, "17"), message(CONVERSATION, "18")],
-        }),
+        delivery: Some(Delivery::new(vec![
+            message(CONVERSATION, "17"),
+            message(CONVERSATION, "18"),
+        ])),
         progress,
         resolution: Some(Resolution {
             status: QuestionStatus::Answered,
@@ -366,9 +367,7 @@ async fn delivered_messages_lead_back_to_their_question() {
     let (store, _dir, _) = store().await;
     let record = question("q1", 1);
     store.insert(&record).await.unwrap();
-    let delivery = Delivery {
-        messages: vec![message(CONVERSATION, "17"), message(CONVERSATION, "18")],
-    };
+    let delivery = Delivery::new(vec![message(CONVERSATION, "17"), message(CONVERSATION, "18")]);
 
     store.set_delivery(&record.id, &delivery).await.unwrap();
 
@@ -420,9 +419,7 @@ async fn a_delivery_is_recorded_after_the_question_ended_too() {
         .await
         .unwrap()
         .unwrap();
-    let delivery = Delivery {
-        messages: vec![message(CONVERSATION, "17")],
-    };
+    let delivery = Delivery::new(vec![message(CONVERSATION, "17")]);
 
     store.set_delivery(&record.id, &delivery).await.unwrap();
 
@@ -435,9 +432,7 @@ async fn a_delivery_is_recorded_after_the_question_ended_too() {
 async fn messages_of_an_unknown_question_are_refused() {
     let (store, _dir, _) = store().await;
     let nobody = id("nobody");
-    let delivery = Delivery {
-        messages: vec![message(CONVERSATION, "17")],
-    };
+    let delivery = Delivery::new(vec![message(CONVERSATION, "17")]);
 
     let refused = store.set_delivery(&nobody, &delivery).await;
     assert!(
@@ -626,9 +621,7 @@ async fn everything_survives_reopening_the_file() {
     // The directory does not exist yet: open creates it.
     let path = dir.path().join("data").join("nested").join("askgate.db");
     let record = in_session(question("q1", 1_700_000_000_000), "build-bot", Some("s1"));
-    let delivery = Delivery {
-        messages: vec![message(CONVERSATION, "17")],
-    };
+    let delivery = Delivery::new(vec![message(CONVERSATION, "17")]);
     {
         let store = SqliteStore::open(&path).await.unwrap();
         store.insert(&record).await.unwrap();

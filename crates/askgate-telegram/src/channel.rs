@@ -1,9 +1,10 @@
 //! [`TelegramChannel`]: what Telegram can show, and sending and editing prompts.
 
-use std::io;
 use std::sync::{Arc, OnceLock};
 
-use askgate_core::channel::{Channel, ChannelError, Delivery, Destination, MessageRef};
+use askgate_adapter::SendLines;
+use askgate_adapter::deliver::deliver_parts;
+use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, Destination, MessageRef, Outgoing};
 use askgate_core::render::{ButtonLimits, FreeTextInput};
 use askgate_core::{Capabilities, Presentation};
 use async_trait::async_trait;
@@ -12,7 +13,7 @@ use teloxide::adaptors::throttle::Limits;
 use teloxide::payloads::{EditMessageTextSetters as _, SendMessageSetters as _};
 use teloxide::prelude::{Requester as _, RequesterExt as _};
 use teloxide::types::{
-    ChatId, InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions, MessageId, ParseMode, Recipient,
+    ChatId, InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions, Message, MessageId, ParseMode, Recipient,
     ReplyParameters, ThreadId, Update,
 };
 use teloxide::{ApiError, Bot, RequestError};
@@ -20,7 +21,6 @@ use teloxide::{ApiError, Bot, RequestError};
 use crate::decode::{Decoded, decode};
 use crate::error::channel_error;
 use crate::markup::html;
-use crate::turns::{LineClosed, Turns};
 
 /// Telegram's `callback_data` limit, in bytes.
 const CALLBACK_DATA_BYTES: usize = 64;
@@ -43,6 +43,17 @@ const SEND_LIMITS: Limits = Limits {
     messages_per_min_channel_or_supergroup: 20,
 };
 
+/// What Telegram can show: inline keyboards (one option a row, then Other…
+/// and Skip: far below Telegram's 100 buttons), edits, a force-reply for
+/// Other…, callback alerts; typed replies arrive; no forms.
+pub fn capabilities() -> Capabilities {
+    Capabilities::text(MAX_MESSAGE_CHARS)
+        .with_buttons(ButtonLimits::new(100, 64, CALLBACK_DATA_BYTES))
+        .with_edits()
+        .with_free_text(FreeTextInput::ForceReply)
+        .with_private_notices()
+}
+
 /// A Telegram bot as an askgate channel.
 #[derive(Debug, Clone)]
 pub struct TelegramChannel {
@@ -52,7 +63,7 @@ pub struct TelegramChannel {
     /// The bot's username, once [`TelegramChannel::check`] asked Telegram.
     username: Arc<OnceLock<String>>,
     /// The messages waiting for their chat's turn.
-    turns: Turns,
+    lines: SendLines,
 }
 
 impl TelegramChannel {
@@ -70,20 +81,9 @@ impl TelegramChannel {
         Self {
             name: name.to_owned(),
             bot: bot.throttle(SEND_LIMITS),
-            capabilities: Capabilities {
-                buttons: Some(ButtonLimits {
-                    // One option a row, then Other… and Skip: far below Telegram's 100.
-                    max_buttons: 100,
-                    max_label_chars: 64,
-                    max_token_bytes: CALLBACK_DATA_BYTES,
-                }),
-                max_message_chars: MAX_MESSAGE_CHARS,
-                edit_messages: true,
-                free_text_input: FreeTextInput::ForceReply,
-                private_notices: true,
-            },
+            capabilities: capabilities(),
             username: Arc::default(),
-            turns: Turns::default(),
+            lines: SendLines::default(),
         }
     }
 
@@ -102,22 +102,24 @@ impl TelegramChannel {
         Ok(username)
     }
 
-    /// Sends with `send` to `chat` in its turn ([`Turns`]): after the
+    /// Sends `request` to `chat` in its turn ([`SendLines`]): after the
     /// messages queued for it before, without holding up other chats.
-    pub(crate) async fn in_turn<T: Send + 'static>(
-        &self,
-        chat: &Recipient,
-        send: impl IntoFuture<Output = Result<T, RequestError>, IntoFuture: Send + 'static>,
-    ) -> Result<T, RequestError> {
-        self.turns
-            .send(&turn_key(chat), send.into_future())
+    pub(crate) async fn in_turn<R>(&self, chat: &Recipient, request: R) -> Result<Message, ChannelError>
+    where
+        R: IntoFuture<Output = Result<Message, RequestError>> + Clone + Send + Sync + 'static,
+        R::IntoFuture: Send,
+    {
+        self.lines
+            .send(&turn_key(chat), move || {
+                let request = request.clone();
+                async move { request.await.map_err(|error| channel_error(&error)) }
+            })
             .await
-            .unwrap_or_else(|LineClosed| Err(RequestError::Io(Arc::new(io::Error::other("askgate is shutting down")))))
     }
 
     /// Queues a message for `chat` in its turn, and returns at once.
     pub(crate) fn queue(&self, chat: &Recipient, send: impl Future<Output = ()> + Send + 'static) {
-        self.turns.queue(&turn_key(chat), send);
+        self.lines.queue(&turn_key(chat), send);
     }
 
     /// The event in an update for this bot (see [`decode`]).
@@ -147,10 +149,7 @@ impl TelegramChannel {
         if let Some(message) = reply_to {
             request = request.reply_parameters(ReplyParameters::new(message).allow_sending_without_reply());
         }
-        let sent = self
-            .in_turn(&chat, request)
-            .await
-            .map_err(|error| channel_error(&error))?;
+        let sent = self.in_turn(&chat, request).await?;
         Ok(MessageRef {
             conversation: sent.chat.id.to_string(),
             message: sent.id.0.to_string(),
@@ -239,6 +238,7 @@ fn first_text(prompt: &Presentation) -> &str {
     match prompt {
         Presentation::Buttons(buttons) => &buttons.text,
         Presentation::Text(text) => text.parts.first().map_or("", String::as_str),
+        _ => "",
     }
 }
 
@@ -252,21 +252,23 @@ impl Channel for TelegramChannel {
         &self.capabilities
     }
 
-    async fn deliver(&self, to: &Destination, prompt: &Presentation) -> Result<Delivery, ChannelError> {
-        let messages = match prompt {
-            Presentation::Buttons(buttons) => vec![
-                self.send(to, &html(&buttons.text), Some(keyboard(buttons)), None)
-                    .await?,
-            ],
-            Presentation::Text(text) => {
-                let mut sent = Vec::with_capacity(text.parts.len());
-                for part in &text.parts {
-                    sent.push(self.send(to, &html(part), None, None).await?);
+    async fn deliver(&self, outgoing: &Outgoing<'_>) -> Result<Delivery, DeliveryError> {
+        deliver_parts(outgoing, |index| async move {
+            match outgoing.prompt {
+                Presentation::Buttons(buttons) => {
+                    self.send(outgoing.to, &html(&buttons.text), Some(keyboard(buttons)), None)
+                        .await
                 }
-                sent
+                Presentation::Text(text) => {
+                    let part = text.parts.get(index).map_or("", String::as_str);
+                    self.send(outgoing.to, &html(part), None, None).await
+                }
+                other => Err(ChannelError::Rejected {
+                    reason: format!("this adapter cannot show {other:?}"),
+                }),
             }
-        };
-        Ok(Delivery { messages })
+        })
+        .await
     }
 
     async fn finish(&self, delivery: &Delivery, prompt: &Presentation, summary: &str) -> Result<(), ChannelError> {
@@ -286,15 +288,5 @@ impl Channel for TelegramChannel {
             Ok(_) | Err(RequestError::Api(ApiError::MessageNotModified)) => Ok(()),
             Err(error) => Err(channel_error(&error)),
         }
-    }
-
-    async fn post(
-        &self,
-        to: &Destination,
-        reply_to: Option<&MessageRef>,
-        text: &str,
-    ) -> Result<MessageRef, ChannelError> {
-        let reply_to = reply_to.map(message_id).transpose()?.map(|(_, id)| id);
-        self.send(to, &html(text), None, reply_to).await
     }
 }

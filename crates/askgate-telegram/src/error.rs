@@ -2,8 +2,6 @@
 //! in network errors' URLs (`token:redacted`); API errors carry Telegram's
 //! description only.
 
-use std::time::Duration;
-
 use askgate_core::ChannelError;
 use teloxide::{ApiError, RequestError};
 
@@ -32,21 +30,10 @@ pub fn channel_error(error: &RequestError) -> ChannelError {
     }
 }
 
-/// A pause before retrying a failed poll: Telegram's own delay when it gave one.
-pub fn retry_delay(error: &RequestError, attempt: u32) -> Duration {
-    match error {
-        RequestError::RetryAfter(seconds) => seconds.duration(),
-        _ => backoff(attempt),
-    }
-}
-
-/// The pause before the `attempt`th retry (from 0): 0.5 s, doubling, at most 32 s.
-pub fn backoff(attempt: u32) -> Duration {
-    Duration::from_millis(500 * 2_u64.pow(attempt.min(6)))
-}
-
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use teloxide::types::Seconds;
 
     use super::*;

@@ -1,12 +1,15 @@
-//! Long polling: updates are fetched with `getUpdates`, each is handed to the
-//! engine, and only once its effect is stored is the offset moved past it and
-//! saved, so that a restart neither loses nor replays an answer. Replies are
-//! queued for their chat's turn rather than awaited ([`react`]), so that a
-//! chat waiting out its rate limit holds up no one else's updates.
+//! Long polling: updates are fetched with `getUpdates`, each is taken by the
+//! shared driver (decoded, handed to the engine, shown), and only once its
+//! effect is stored is the offset moved past it and saved, so that a restart
+//! neither loses nor replays an answer. Replies are queued for their chat's
+//! turn rather than awaited ([`crate::react`]), so that a chat waiting out its
+//! rate limit holds up no one else's updates.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use askgate_adapter::Driver;
+use askgate_adapter::backoff::{backoff, retry_delay};
 use askgate_core::channel::{InboundError, InboundSink};
 use teloxide::payloads::GetUpdatesSetters as _;
 use teloxide::prelude::Requester as _;
@@ -14,8 +17,7 @@ use teloxide::types::{AllowedUpdate, Update};
 use tracing::{info, warn};
 
 use crate::TelegramChannel;
-use crate::error::{backoff, retry_delay};
-use crate::react::react;
+use crate::error::channel_error;
 
 /// How long one `getUpdates` call waits for updates.
 const POLL_TIMEOUT_SECONDS: u32 = 25;
@@ -27,6 +29,7 @@ pub async fn run(
     shutdown: impl std::future::Future<Output = ()>,
 ) {
     let name = askgate_core::Channel::name(channel.as_ref()).to_owned();
+    let driver = Driver::new(Arc::clone(&channel), Arc::clone(&sink));
     let bot = channel.bot();
     // Polling and a webhook exclude each other: make sure none is set.
     if let Err(error) = bot.delete_webhook().await {
@@ -51,7 +54,7 @@ pub async fn run(
             updates = request => updates,
         };
         let pause = match updates {
-            Ok(updates) => match take(&channel, &sink, &name, updates, &mut offset).await {
+            Ok(updates) => match take(&driver, &name, updates, &mut offset).await {
                 Ok(()) => {
                     failures = 0;
                     continue;
@@ -65,7 +68,7 @@ pub async fn run(
                 }
             },
             Err(error) => {
-                let pause = retry_delay(&error, failures);
+                let pause = retry_delay(&channel_error(&error), failures);
                 warn!(channel = %name, %error, ?pause, "polling Telegram failed; retrying");
                 pause
             }
@@ -78,23 +81,18 @@ pub async fn run(
     }
 }
 
-/// Hands each update to the engine, acknowledges it (a reply is queued),
-/// and only then moves the offset past it and saves it. Stops at the first
-/// update the engine could not store.
+/// Takes each update in turn and only then moves the offset past it and
+/// saves it. Stops at the first update the engine could not store.
 async fn take(
-    channel: &TelegramChannel,
-    sink: &Arc<dyn InboundSink>,
+    driver: &Driver<TelegramChannel>,
     name: &str,
     updates: Vec<Update>,
     offset: &mut i32,
 ) -> Result<(), InboundError> {
     for update in updates {
-        if let Some(decoded) = channel.decode(&update) {
-            let reaction = sink.handle(name, decoded.event).await?;
-            react(channel, sink, decoded.ack, reaction).await;
-        }
+        driver.take(&update).await?;
         *offset = i32::try_from(update.id.0).unwrap_or(i32::MAX).saturating_add(1);
-        sink.save_cursor(name, &offset.to_string()).await;
+        driver.sink().save_cursor(name, &offset.to_string()).await;
     }
     Ok(())
 }

@@ -1,24 +1,51 @@
-//! The engine's [`Reaction`] shown the Telegram way: a tap is always
+//! Telegram's inbound side for the shared driver ([`askgate_adapter::Inbound`]),
+//! and the engine's [`Reaction`] shown the Telegram way: a tap is always
 //! answered (`answerCallbackQuery`, an alert for refusals); a typed message
 //! gets a reply; Other… becomes a force-reply aimed at the person who tapped.
 //!
 //! A tap is answered at once. A reply waits for its chat's turn
-//! ([`crate::turns`]), which after a burst of questions to one person can take
-//! minutes, so it is queued rather than awaited: the poller must meanwhile go
-//! on taking everyone else's taps.
+//! ([`askgate_adapter::SendLines`]), which after a burst of questions to one
+//! person can take minutes, so it is queued rather than awaited: the poller
+//! must meanwhile go on taking everyone else's taps.
 
 use std::sync::Arc;
 
-use askgate_core::channel::{InboundSink, Reaction};
+use askgate_adapter::Inbound;
+use askgate_core::channel::{InboundEvent, InboundSink, Reaction};
+use async_trait::async_trait;
 use teloxide::RequestError;
 use teloxide::payloads::{AnswerCallbackQuerySetters as _, SendMessageSetters as _};
 use teloxide::prelude::Requester as _;
-use teloxide::types::{ForceReply, ParseMode, ReplyParameters};
+use teloxide::types::{ForceReply, ParseMode, ReplyParameters, Update};
 use tracing::warn;
 
 use crate::TelegramChannel;
-use crate::decode::{Ack, reference};
+use crate::decode::{Ack, Decoded, reference};
 use crate::markup::html;
+
+#[async_trait]
+impl Inbound for TelegramChannel {
+    type Update = Update;
+    type Ack = Ack;
+
+    fn name(&self) -> &str {
+        channel_name(self)
+    }
+
+    fn decode(&self, update: &Update) -> Option<(InboundEvent, Ack)> {
+        TelegramChannel::decode(self, update).map(|Decoded { event, ack }| (event, ack))
+    }
+
+    /// An update is delivered again until it is confirmed (the polling
+    /// offset moved past it, or the webhook answered 2xx).
+    fn redelivers(&self) -> bool {
+        true
+    }
+
+    async fn react(&self, ack: Ack, reaction: Reaction, sink: &Arc<dyn InboundSink>) {
+        react(self, sink, ack, reaction).await;
+    }
+}
 
 /// Shows `reaction` for the event acknowledged by `ack`. A tap's
 /// `answerCallbackQuery` is sent before this returns: Telegram shows a
@@ -39,6 +66,8 @@ pub async fn react(channel: &TelegramChannel, sink: &Arc<dyn InboundSink>, ack: 
         (_, Reaction::Nothing)
         | (Ack::Callback { .. }, Reaction::Notice { .. })
         | (Ack::Message { .. }, Reaction::AskFreeText { .. }) => return,
+        // Telegram has no forms (its capabilities declare none): nothing asks for one.
+        (_, Reaction::AskForm { .. }) => return,
         (_, reaction) => reaction,
     };
     let (sender, sink) = (channel.clone(), Arc::clone(sink));

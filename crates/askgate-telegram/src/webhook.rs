@@ -1,6 +1,7 @@
 //! Webhook mode: Telegram POSTs each update to a route of askgate's own HTTP
 //! server. The `X-Telegram-Bot-Api-Secret-Token` header is checked on every
-//! request (in constant time); a forged request gets 401 and changes nothing.
+//! request (the shared [`askgate_adapter::webhook`] route, in constant time);
+//! a forged request gets 401 and changes nothing.
 //!
 //! Written here rather than with teloxide's `webhooks::axum_no_setup`: that
 //! router answers Telegram 200 as soon as an update is queued, and askgate
@@ -9,12 +10,12 @@
 
 use std::sync::Arc;
 
+use askgate_adapter::Driver;
+use askgate_adapter::webhook::{SecretHeader, route};
 use askgate_core::channel::InboundSink;
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use axum::routing::post;
+use axum::http::{HeaderName, StatusCode};
+use axum::response::IntoResponse as _;
 use teloxide::payloads::SetWebhookSetters as _;
 use teloxide::prelude::Requester as _;
 use teloxide::types::{AllowedUpdate, Update};
@@ -22,55 +23,34 @@ use tracing::warn;
 
 use crate::TelegramChannel;
 use crate::error::channel_error;
-use crate::react::react;
 
-const SECRET_HEADER: &str = "x-telegram-bot-api-secret-token";
-
-#[derive(Clone)]
-struct Webhook {
-    channel: Arc<TelegramChannel>,
-    sink: Arc<dyn InboundSink>,
-    secret: Arc<str>,
-}
+const SECRET_HEADER: HeaderName = HeaderName::from_static("x-telegram-bot-api-secret-token");
 
 /// The route `path` (e.g. `/telegram/tg`) that takes this channel's updates.
 pub fn router(path: &str, channel: Arc<TelegramChannel>, sink: Arc<dyn InboundSink>, secret: &str) -> Router {
-    let webhook = Webhook {
-        channel,
-        sink,
-        secret: Arc::from(secret),
-    };
-    Router::new().route(path, post(receive)).with_state(webhook)
-}
-
-async fn receive(State(webhook): State<Webhook>, headers: HeaderMap, body: Bytes) -> StatusCode {
-    let presented = headers
-        .get(SECRET_HEADER)
-        .map(axum::http::HeaderValue::as_bytes)
-        .unwrap_or_default();
-    if !constant_time_eq::constant_time_eq(presented, webhook.secret.as_bytes()) {
-        return StatusCode::UNAUTHORIZED;
-    }
-    let name = askgate_core::Channel::name(webhook.channel.as_ref()).to_owned();
-    let update: Update = match serde_json::from_slice(&body) {
-        Ok(update) => update,
-        Err(error) => {
-            // Not an update at all: answering 200 stops Telegram from resending it forever.
-            warn!(channel = %name, %error, "a webhook request was not a Telegram update");
-            return StatusCode::OK;
-        }
-    };
-    if let Some(decoded) = webhook.channel.decode(&update) {
-        match webhook.sink.handle(&name, decoded.event).await {
-            Ok(reaction) => react(&webhook.channel, &webhook.sink, decoded.ack, reaction).await,
-            // Not stored: an error status makes Telegram deliver the update again.
-            Err(error) => {
-                warn!(channel = %name, %error, "an update could not be stored; Telegram will resend it");
-                return StatusCode::SERVICE_UNAVAILABLE;
+    let name = askgate_core::Channel::name(channel.as_ref()).to_owned();
+    let driver = Driver::new(channel, sink);
+    route(&name, path, SecretHeader::new(SECRET_HEADER, secret), move |_, body| {
+        let driver = driver.clone();
+        async move {
+            let update: Update = match serde_json::from_slice(&body) {
+                Ok(update) => update,
+                Err(error) => {
+                    // Not an update at all: answering 200 stops Telegram from resending it forever.
+                    warn!(channel = askgate_core::Channel::name(driver.inbound().as_ref()), %error, "a webhook request was not a Telegram update");
+                    return StatusCode::OK.into_response();
+                }
+            };
+            match driver.take(&update).await {
+                Ok(_) => StatusCode::OK.into_response(),
+                // Not stored: an error status makes Telegram deliver the update again.
+                Err(error) => {
+                    warn!(channel = askgate_core::Channel::name(driver.inbound().as_ref()), %error, "an update could not be stored; Telegram will resend it");
+                    StatusCode::SERVICE_UNAVAILABLE.into_response()
+                }
             }
         }
-    }
-    StatusCode::OK
+    })
 }
 
 /// Tells Telegram to deliver this bot's updates to `url`, with `secret` in

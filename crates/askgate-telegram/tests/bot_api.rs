@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use askgate_core::channel::{Channel, ChannelError, Destination, InboundSink};
+use askgate_core::channel::{Channel, ChannelError, Destination, InboundSink, Outgoing};
 use askgate_core::{Locale, validate_json};
 use askgate_engine::{Clock, Engine, NewQuestion, NoObserver, Recipient, SessionKind};
 use askgate_store::{QuestionRecord, QuestionStatus, SqliteStore};
@@ -369,16 +369,13 @@ async fn rate_limits_and_bad_tokens_are_reported_as_such() {
     s.fake
         .fail_next("sendMessage", Failure::TooManyRequests { retry_after: 2 });
     let started = std::time::Instant::now();
-    let delivered = s
-        .channel
-        .deliver(
-            &Destination {
-                conversation: ALICE.to_string(),
-                thread: None,
-            },
-            &text_prompt(),
-        )
-        .await;
+    let to = Destination {
+        conversation: ALICE.to_string(),
+        thread: None,
+    };
+    let question = askgate_core::QuestionId::parse("q1").unwrap();
+    let prompt = text_prompt();
+    let delivered = s.channel.deliver(&Outgoing::new(&question, &to, &prompt)).await;
     assert!(delivered.is_ok(), "{delivered:?}");
     assert!(
         started.elapsed() >= Duration::from_secs(2),
@@ -393,9 +390,7 @@ async fn rate_limits_and_bad_tokens_are_reported_as_such() {
 }
 
 fn text_prompt() -> askgate_core::Presentation {
-    askgate_core::Presentation::Text(askgate_core::render::TextPrompt {
-        parts: vec!["hello".into()],
-    })
+    askgate_core::Presentation::Text(askgate_core::render::TextPrompt::new(vec!["hello".into()]))
 }
 
 #[tokio::test]
@@ -518,6 +513,7 @@ impl InboundSink for StoreFailsAtFirst {
             self.failures.store(left - 1, std::sync::atomic::Ordering::SeqCst);
             return Err(askgate_core::InboundError::Unavailable {
                 reason: "disk I/O error".into(),
+                notice: "not saved".into(),
             });
         }
         self.engine.handle(channel, event).await

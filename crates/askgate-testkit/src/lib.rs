@@ -10,8 +10,8 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use askgate_core::channel::{Channel, ChannelError, Delivery, Destination, MessageRef};
-use askgate_core::render::{ButtonLimits, FreeTextInput};
+use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, Destination, MessageRef, Outgoing};
+use askgate_core::render::{ButtonLimits, FormLimits, FreeTextInput};
 use askgate_core::{Capabilities, Presentation};
 use async_trait::async_trait;
 use tokio::sync::Notify;
@@ -29,6 +29,8 @@ pub enum Call {
         to: Destination,
         /// What.
         presentation: Presentation,
+        /// How many messages earlier attempts had sent already.
+        already_sent: usize,
         /// The messages the fake reported.
         delivery: Delivery,
     },
@@ -38,15 +40,6 @@ pub enum Call {
         delivery: Delivery,
         /// The summary.
         summary: String,
-    },
-    /// `post`: a reply in a conversation.
-    Post {
-        /// Where.
-        to: Destination,
-        /// Threaded to.
-        reply_to: Option<MessageRef>,
-        /// What.
-        text: String,
     },
 }
 
@@ -62,6 +55,11 @@ pub struct FakeChannel {
 struct State {
     calls: Mutex<Vec<Call>>,
     failures: Mutex<VecDeque<ChannelError>>,
+    /// A failure after this many parts of the next delivery went out.
+    part_failure: Mutex<Option<(usize, ChannelError)>>,
+    /// The conversation deliveries report instead of the destination's (a
+    /// DM opened for a user id has an id of its own).
+    delivered_to: Mutex<Option<String>>,
     next_message: Mutex<u64>,
     changed: Notify,
 }
@@ -71,18 +69,29 @@ impl FakeChannel {
     pub fn with_buttons(name: &str) -> Self {
         Self::new(
             name,
-            Capabilities {
-                buttons: Some(ButtonLimits {
-                    max_buttons: 25,
-                    max_label_chars: 80,
-                    max_token_bytes: 64,
-                }),
-                max_message_chars: 4096,
-                edit_messages: true,
-                free_text_input: FreeTextInput::Modal,
-                private_notices: true,
-            },
+            Capabilities::text(4096)
+                .with_buttons(ButtonLimits::new(25, 80, 64))
+                .with_edits()
+                .with_free_text(FreeTextInput::Modal)
+                .with_private_notices(),
         )
+    }
+
+    /// A fake with buttons and forms (as Discord and Slack have them), where
+    /// typed replies arrive or, with `typed_replies` false, never do.
+    pub fn with_forms(name: &str, typed_replies: bool) -> Self {
+        let capabilities = Capabilities::text(4096)
+            .with_buttons(ButtonLimits::new(25, 80, 100))
+            .with_edits()
+            .with_free_text(FreeTextInput::Modal)
+            .with_private_notices()
+            .with_forms(FormLimits::new(5, 45, 45, 100));
+        let capabilities = if typed_replies {
+            capabilities
+        } else {
+            capabilities.without_typed_replies()
+        };
+        Self::new(name, capabilities)
     }
 
     /// A fake with these capabilities.
@@ -97,6 +106,17 @@ impl FakeChannel {
     /// Makes the next deliveries fail with these errors, in order.
     pub fn fail_next(&self, errors: impl IntoIterator<Item = ChannelError>) {
         lock(&self.state.failures).extend(errors);
+    }
+
+    /// Makes the next delivery fail with `error` after its first `parts`
+    /// messages went out.
+    pub fn fail_after_parts(&self, parts: usize, error: ChannelError) {
+        *lock(&self.state.part_failure) = Some((parts, error));
+    }
+
+    /// Makes deliveries report `conversation` as where they went.
+    pub fn deliver_into(&self, conversation: &str) {
+        *lock(&self.state.delivered_to) = Some(conversation.to_owned());
     }
 
     /// Every call so far.
@@ -168,22 +188,36 @@ impl Channel for FakeChannel {
         &self.capabilities
     }
 
-    async fn deliver(&self, to: &Destination, prompt: &Presentation) -> Result<Delivery, ChannelError> {
+    async fn deliver(&self, outgoing: &Outgoing<'_>) -> Result<Delivery, DeliveryError> {
         let failure = lock(&self.state.failures).pop_front();
         if let Some(error) = failure {
             self.state.changed.notify_waiters();
-            return Err(error);
+            return Err(DeliveryError::new(error, outgoing.sent.to_vec()));
         }
-        let count = match prompt {
-            Presentation::Buttons(_) => 1,
-            Presentation::Text(text) => text.parts.len().max(1),
-        };
-        let delivery = Delivery {
-            messages: (0..count).map(|_| self.message(&to.conversation)).collect(),
-        };
+        let conversation = lock(&self.state.delivered_to)
+            .clone()
+            .unwrap_or_else(|| outgoing.to.conversation.clone());
+        let part_failure = lock(&self.state.part_failure).take();
+        let mut sent = outgoing.sent.to_vec();
+        for index in sent.len()..outgoing.part_count() {
+            if let Some((parts, error)) = &part_failure
+                && index >= *parts
+            {
+                self.record(Call::Deliver {
+                    to: outgoing.to.clone(),
+                    presentation: outgoing.prompt.clone(),
+                    already_sent: outgoing.sent.len(),
+                    delivery: Delivery::partial(sent.clone()),
+                });
+                return Err(DeliveryError::new(error.clone(), sent));
+            }
+            sent.push(self.message(&conversation));
+        }
+        let delivery = Delivery::new(sent);
         self.record(Call::Deliver {
-            to: to.clone(),
-            presentation: prompt.clone(),
+            to: outgoing.to.clone(),
+            presentation: outgoing.prompt.clone(),
+            already_sent: outgoing.sent.len(),
             delivery: delivery.clone(),
         });
         Ok(delivery)
@@ -195,20 +229,5 @@ impl Channel for FakeChannel {
             summary: summary.to_owned(),
         });
         Ok(())
-    }
-
-    async fn post(
-        &self,
-        to: &Destination,
-        reply_to: Option<&MessageRef>,
-        text: &str,
-    ) -> Result<MessageRef, ChannelError> {
-        let message = self.message(&to.conversation);
-        self.record(Call::Post {
-            to: to.clone(),
-            reply_to: reply_to.cloned(),
-            text: text.to_owned(),
-        });
-        Ok(message)
     }
 }

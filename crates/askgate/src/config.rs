@@ -2,42 +2,25 @@
 //! unknown keys refused, every problem reported with its key and a fix.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use askgate_adapter::config::{AdapterKind, Address, ChannelSettings, ConfigCheck, ServerContext};
+pub(crate) use askgate_adapter::config::{Problem, Problems, Secret};
 use askgate_core::Locale;
 use serde::Deserialize;
 
 /// The embedded default: SQLite and the web page on loopback, no tokens.
 pub(crate) const EMBEDDED_DEFAULT: &str = include_str!("../../../config/askgate.toml");
 
-/// The shortest agent token or page key accepted: guessing must be hopeless.
-const MIN_SECRET_CHARS: usize = 32;
-
-/// A secret value: never printed, never in Debug output.
-#[derive(Clone, PartialEq, Eq)]
-pub(crate) struct Secret(String);
-
-impl Secret {
-    pub(crate) fn new(value: String) -> Self {
-        Self(value)
-    }
-
-    pub(crate) fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("<secret>")
-    }
+/// Every kind of channel askgate has: adding a platform is one line here.
+pub(crate) fn kinds() -> Vec<Box<dyn AdapterKind>> {
+    vec![Box::new(askgate_server::Web), Box::new(askgate_telegram::Telegram)]
 }
 
 /// A checked configuration.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Config {
     pub(crate) listen: SocketAddr,
     pub(crate) public_url: Option<String>,
@@ -46,7 +29,7 @@ pub(crate) struct Config {
     pub(crate) ask_keepalive: Duration,
     pub(crate) store_path: PathBuf,
     pub(crate) agents: Vec<AgentConfig>,
-    pub(crate) channels: Vec<ChannelConfig>,
+    pub(crate) channels: Vec<Box<dyn ChannelSettings>>,
     pub(crate) recipients: Vec<RecipientConfig>,
 }
 
@@ -58,67 +41,17 @@ pub(crate) struct AgentConfig {
     pub(crate) recipients: Option<Vec<String>>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum ChannelKind {
-    Web,
-    Telegram {
-        token: Secret,
-        /// Another Bot API server (a local one, or the tests' fake).
-        api_url: Option<String>,
-        /// Webhook mode's secret; `None` in polling mode.
-        webhook_secret: Option<Secret>,
-    },
-}
-
-#[derive(Debug, Clone)]
-pub(crate) struct ChannelConfig {
-    pub(crate) name: String,
-    pub(crate) kind: ChannelKind,
-}
-
 #[derive(Debug, Clone)]
 pub(crate) struct RecipientConfig {
     pub(crate) name: String,
     pub(crate) channel: String,
+    /// The kind of its channel (`"web"`, `"telegram"`).
+    pub(crate) kind: String,
     pub(crate) display_name: String,
     pub(crate) locale: Locale,
     pub(crate) web_key: Option<Secret>,
-    /// The platform conversation (a Telegram chat id); the web channel uses the name.
-    pub(crate) conversation: Option<String>,
-    /// A thread in it (a Telegram forum topic).
-    pub(crate) thread: Option<String>,
-    /// Platform user ids allowed to answer; empty: the person of a direct chat.
-    pub(crate) answerers: Vec<String>,
-}
-
-/// One problem of a configuration: where, what, and how to fix it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Problem {
-    pub(crate) key: String,
-    pub(crate) what: String,
-    pub(crate) fix: String,
-}
-
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {} Fix: {}", self.key, self.what, self.fix)
-    }
-}
-
-/// Every problem found.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) struct Problems(pub(crate) Vec<Problem>);
-
-impl fmt::Display for Problems {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (index, problem) in self.0.iter().enumerate() {
-            if index > 0 {
-                writeln!(f)?;
-            }
-            write!(f, "{problem}")?;
-        }
-        Ok(())
-    }
+    /// Where on its channel, and who may answer (read by the channel's kind).
+    pub(crate) address: Address,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -156,74 +89,25 @@ struct RawAgent {
     recipients: Vec<String>,
 }
 
+/// A channel: its `type`, and the rest for that kind to read.
 #[derive(Debug, Deserialize)]
 struct RawChannel {
     #[serde(rename = "type")]
     kind: String,
-    token: Option<String>,
-    mode: Option<String>,
-    api_url: Option<String>,
-    secret_token: Option<String>,
+    #[serde(flatten)]
+    rest: toml::Table,
 }
 
+/// A recipient: the keys every recipient has, and the rest (its address on
+/// its channel) for the channel's kind to read.
 #[derive(Debug, Deserialize)]
 struct RawRecipient {
     channel: String,
     display_name: Option<String>,
     locale: Option<String>,
     web_key: Option<String>,
-    chat_id: Option<i64>,
-    topic: Option<i64>,
-    answerers: Option<Vec<i64>>,
-}
-
-/// Collects problems while a configuration is checked.
-struct Checker<'e> {
-    env: &'e dyn Fn(&str) -> Option<String>,
-    problems: Vec<Problem>,
-}
-
-impl Checker<'_> {
-    fn problem(&mut self, key: &str, problem: impl Into<String>, fix: impl Into<String>) {
-        self.problems.push(Problem {
-            key: key.to_owned(),
-            what: problem.into(),
-            fix: fix.into(),
-        });
-    }
-
-    /// A value with a whole-value `${NAME}` reference replaced from the environment.
-    fn value(&mut self, key: &str, value: &str) -> Option<String> {
-        let Some(name) = value.strip_prefix("${").and_then(|rest| rest.strip_suffix('}')) else {
-            return Some(value.to_owned());
-        };
-        let found = (self.env)(name).filter(|found| !found.is_empty());
-        if found.is_none() {
-            self.problem(
-                key,
-                format!("the environment variable {name} is not set."),
-                format!("export {name}=… before starting askgate, or remove the key to use the default."),
-            );
-        }
-        found
-    }
-
-    fn secret(&mut self, key: &str, value: Option<&str>) -> Option<Secret> {
-        let value = self.value(key, value?)?;
-        let url_safe = value
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-        if value.chars().count() < MIN_SECRET_CHARS || !url_safe {
-            // The value itself is never repeated: it is a secret.
-            self.problem(
-                key,
-                format!("the secret must be at least {MIN_SECRET_CHARS} characters of letters, digits, '-' or '_'."),
-                "generate one, e.g. with `openssl rand -hex 24`, or remove the key to let askgate generate it.",
-            );
-            return None;
-        }
-        Some(Secret::new(value))
-    }
+    #[serde(flatten)]
+    rest: toml::Table,
 }
 
 /// Parses and checks a configuration; `env` reads environment variables.
@@ -236,10 +120,7 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
     let deserializer = toml::Deserializer::parse(text).map_err(|error| file_problem(text, &error))?;
     let raw: RawConfig = serde_ignored::deserialize(deserializer, |path| unknown.push(path.to_string()))
         .map_err(|error| file_problem(text, &error))?;
-    let mut check = Checker {
-        env,
-        problems: Vec::new(),
-    };
+    let mut check = ConfigCheck::new(env);
     for key in unknown {
         check.problem(
             &key,
@@ -297,91 +178,22 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
     }
     let store_path = data_dir.join(raw.store.path.as_deref().unwrap_or("askgate.db"));
 
+    let kinds = kinds();
+    let kind_of = |kind: &str| kinds.iter().find(|k| k.kind() == kind);
+    let kind_names = kinds
+        .iter()
+        .map(|k| format!("\"{}\"", k.kind()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let server = ServerContext::new(raw.server.public_url.as_deref());
     let mut channels = Vec::new();
     for (name, channel) in &raw.channels {
-        let key = |field: &str| format!("channels.{name}.{field}");
-        match channel.kind.as_str() {
-            "web" => channels.push(ChannelConfig {
-                name: name.clone(),
-                kind: ChannelKind::Web,
-            }),
-            "telegram" => {
-                let webhook_secret = match channel.mode.as_deref().unwrap_or("polling") {
-                    "polling" => None,
-                    "webhook" => {
-                        if raw.server.public_url.is_none() {
-                            check.problem(
-                                &key("mode"),
-                                "webhook mode needs askgate's public address for Telegram to call.",
-                                "set server.public_url = \"https://askgate.example.com\", or use mode = \"polling\".",
-                            );
-                        }
-                        if channel.secret_token.is_none() {
-                            check.problem(
-                                &key("secret_token"),
-                                "webhook mode needs a secret that Telegram sends with every update.",
-                                "add secret_token = \"${TELEGRAM_WEBHOOK_SECRET}\" (32 or more letters, digits, '-' or '_').",
-                            );
-                        }
-                        check.secret(&key("secret_token"), channel.secret_token.as_deref())
-                    }
-                    other => {
-                        check.problem(
-                            &key("mode"),
-                            format!("\"{other}\" is not a mode."),
-                            "use \"polling\" or \"webhook\".",
-                        );
-                        None
-                    }
-                };
-                let token = match channel.token.as_deref() {
-                    Some(token) => check.value(&key("token"), token),
-                    None => {
-                        check.problem(
-                            &key("token"),
-                            "a Telegram channel needs its bot token.",
-                            "add token = \"${TELEGRAM_BOT_TOKEN}\" and export the token BotFather gave you.",
-                        );
-                        None
-                    }
-                };
-                let token = token.filter(|token| {
-                    let well_formed = token.split_once(':').is_some_and(|(id, secret)| {
-                        !id.is_empty()
-                            && id.bytes().all(|b| b.is_ascii_digit())
-                            && !secret.is_empty()
-                            && secret
-                                .bytes()
-                                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-                    });
-                    if !well_formed {
-                        check.problem(
-                            &key("token"),
-                            "this is not a Telegram bot token (digits, a colon, then letters, digits, '-' or '_').",
-                            "copy the token BotFather gave you.",
-                        );
-                    }
-                    well_formed
-                });
-                let api_url = channel
-                    .api_url
-                    .as_deref()
-                    .and_then(|url| check.value(&key("api_url"), url));
-                if let Some(token) = token {
-                    channels.push(ChannelConfig {
-                        name: name.clone(),
-                        kind: ChannelKind::Telegram {
-                            token: Secret::new(token),
-                            api_url,
-                            webhook_secret,
-                        },
-                    });
-                }
-            }
-            other => check.problem(
-                &key("type"),
-                format!("\"{other}\" is not a channel type askgate has."),
-                "use \"web\" or \"telegram\" (discord and slack follow).",
+        match kind_of(&channel.kind) {
+            Some(kind) => channels.extend(kind.channel(&mut check, name, channel.rest.clone(), server)),
+            None => check.problem(
+                &format!("channels.{name}.type"),
+                format!("\"{}\" is not a channel type askgate has.", channel.kind),
+                format!("use one of {kind_names} (discord and slack follow)."),
             ),
         }
     }
@@ -423,42 +235,21 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
                 "remove web_key.",
             );
         }
-        let is_telegram = channel.is_some_and(|c| c.kind == "telegram");
-        if is_telegram && recipient.chat_id.is_none() {
-            check.problem(
-                &key("chat_id"),
-                "a Telegram recipient needs the chat to write to.",
-                "add chat_id = <the chat id> (a person's user id for a private chat).",
-            );
+        let Some((channel, kind)) = channel.and_then(|c| Some((c, kind_of(&c.kind)?))) else {
+            // The channel is missing or of an unknown type: reported above.
+            continue;
+        };
+        if let Some(address) = kind.recipient(&mut check, name, recipient.rest.clone()) {
+            recipients.push(RecipientConfig {
+                name: name.clone(),
+                channel: recipient.channel.clone(),
+                kind: channel.kind.clone(),
+                display_name: recipient.display_name.clone().unwrap_or_else(|| name.clone()),
+                locale,
+                web_key,
+                address,
+            });
         }
-        if !is_telegram && (recipient.chat_id.is_some() || recipient.topic.is_some() || recipient.answerers.is_some()) {
-            check.problem(
-                &key("chat_id"),
-                "chat_id, topic and answerers are for Telegram recipients.",
-                "remove them.",
-            );
-        }
-        // A group chat id is negative: there, who may answer must be said.
-        if is_telegram
-            && recipient.chat_id.is_some_and(|id| id < 0)
-            && recipient.answerers.as_ref().is_none_or(Vec::is_empty)
-        {
-            check.problem(
-                &key("answerers"),
-                "in a group anyone could answer.",
-                "list the Telegram user ids allowed to answer: answerers = [123456789].",
-            );
-        }
-        recipients.push(RecipientConfig {
-            name: name.clone(),
-            channel: recipient.channel.clone(),
-            display_name: recipient.display_name.clone().unwrap_or_else(|| name.clone()),
-            locale,
-            web_key,
-            conversation: recipient.chat_id.map(|id| id.to_string()),
-            thread: recipient.topic.map(|id| id.to_string()),
-            answerers: recipient.answerers.iter().flatten().map(ToString::to_string).collect(),
-        });
     }
     if raw.recipients.is_empty() {
         check.problem(
@@ -504,8 +295,9 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
         );
     }
 
-    if !check.problems.is_empty() {
-        return Err(Problems(check.problems));
+    let problems = check.into_problems();
+    if !problems.is_empty() {
+        return Err(Problems(problems));
     }
     let listen = listen.ok_or_else(|| Problems(Vec::new()))?;
     Ok(Config {
@@ -625,47 +417,25 @@ mod tests {
     }
 
     #[test]
-    fn telegram_channels_and_recipients_are_checked() {
+    fn each_kind_reads_its_own_keys_and_unknown_kinds_are_named() {
         let base = "[agents.a]\nrecipients = [\"*\"]\n";
-        let good = format!(
-            "{base}[channels.tg]\ntype = \"telegram\"\ntoken = \"${{TG}}\"\n\
-             [recipients.alice]\nchannel = \"tg\"\nchat_id = 42\n\
-             [recipients.ops]\nchannel = \"tg\"\nchat_id = -100\ntopic = 7\nanswerers = [42, 43]\n"
-        );
-        let env = |_: &str| Some("123456:AAbb-cc_DD".to_owned());
-        let config = parse(&good, &env).unwrap();
-        assert!(
-            matches!(&config.channels[0].kind, ChannelKind::Telegram { token, .. } if token.expose() == "123456:AAbb-cc_DD")
-        );
-        let ops = config.recipients.iter().find(|r| r.name == "ops").unwrap();
-        assert_eq!(
-            (ops.conversation.as_deref(), ops.thread.as_deref()),
-            (Some("-100"), Some("7"))
-        );
-        assert_eq!(ops.answerers, ["42", "43"]);
-
-        let bad = format!(
-            "{base}[channels.tg]\ntype = \"telegram\"\ntoken = \"not-a-token\"\nmode = \"webhook\"\nsecret_token = \"short\"\n\
-             [channels.tg2]\ntype = \"telegram\"\n\
-             [recipients.nochat]\nchannel = \"tg\"\n\
-             [recipients.group]\nchannel = \"tg\"\nchat_id = -100\n"
+        let text = format!(
+            "{base}[channels.web]\ntype = \"web\"\ncolour = 1\n[channels.chat]\ntype = \"irc\"\n\
+             [recipients.me]\nchannel = \"web\"\nchat_id = 5\n[recipients.you]\nchannel = \"chat\"\n"
         );
         assert_eq!(
-            problems(&bad),
-            [
-                "channels.tg.mode",
-                "channels.tg.secret_token",
-                "channels.tg.token",
-                "channels.tg2.token",
-                "recipients.group.answerers",
-                "recipients.nochat.chat_id"
-            ]
+            problems(&text),
+            ["channels.web.colour", "channels.chat.type", "recipients.me.chat_id"]
         );
-        let message = parse(&bad, &no_env).unwrap_err().to_string();
+        let message = parse(&text, &no_env).unwrap_err().to_string();
         assert!(
-            !message.contains("not-a-token") && !message.contains("\"short\""),
-            "{message}"
+            message.contains("\"web\", \"telegram\""),
+            "the fix lists the kinds: {message}"
         );
+        let ok = format!("{base}[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n");
+        let config = parse(&ok, &no_env).unwrap();
+        assert_eq!(config.channels[0].kind(), "web");
+        assert_eq!(config.recipients[0].address.destination.conversation, "me");
     }
 
     #[test]

@@ -78,22 +78,9 @@ fn load_config(path: Option<&std::path::Path>) -> anyhow::Result<config::Config>
         .map_err(|problems| anyhow::anyhow!("the configuration has problems:\n{problems}"))
 }
 
-/// Asks each chat platform whether it accepts the configured credentials
+/// Asks each platform whether it accepts the configured credentials
 /// (Telegram: `getMe`); one problem per refusal, never the secret itself.
 fn check_platforms(config: &config::Config) -> Vec<config::Problem> {
-    let telegram: Vec<_> = config
-        .channels
-        .iter()
-        .filter_map(|channel| match &channel.kind {
-            config::ChannelKind::Telegram { token, api_url, .. } => {
-                Some((channel.name.clone(), token.clone(), api_url.clone()))
-            }
-            config::ChannelKind::Web => None,
-        })
-        .collect();
-    if telegram.is_empty() {
-        return Vec::new();
-    }
     let Ok(runtime) = tokio::runtime::Runtime::new() else {
         return vec![config::Problem {
             key: "(askgate)".into(),
@@ -103,18 +90,9 @@ fn check_platforms(config: &config::Config) -> Vec<config::Problem> {
     };
     runtime.block_on(async {
         let mut problems = Vec::new();
-        for (name, token, api_url) in telegram {
-            let key = format!("channels.{name}.token");
-            let checked = match serve::telegram_channel(&name, &token, api_url.as_deref()) {
-                Ok(channel) => channel.check().await.map(drop).map_err(|error| error.to_string()),
-                Err(error) => Err(format!("{error:#}")),
-            };
-            if let Err(error) = checked {
-                problems.push(config::Problem {
-                    key,
-                    what: format!("Telegram refused it (getMe): {error}."),
-                    fix: "check the token with BotFather (/token), and that this machine reaches the Bot API.".into(),
-                });
+        for settings in &config.channels {
+            if let Err(problem) = settings.start().check().await {
+                problems.push(problem);
             }
         }
         problems

@@ -5,7 +5,7 @@ use std::io::{self, Read as _, Write as _};
 use std::process::ExitCode;
 
 use anyhow::{Context as _, Result};
-use askgate_core::render::{ButtonLimits, FreeTextInput};
+use askgate_core::render::{ButtonLimits, FormLimits, FreeTextInput};
 use askgate_core::{
     Answers, AskRequest, Capabilities, Locale, Presentation, QuestionId, ReplyOutcome, ReplyReader, render,
     validate_json,
@@ -103,60 +103,36 @@ fn parse_replies(request: &AskRequest, replies: &[String]) -> Value {
     }
 }
 
-/// What each channel kind can show, for previews.
+/// What each channel kind can show, for previews: the adapter's own
+/// declaration where the adapter exists.
 ///
-/// These tables belong to the adapters ("platform capability tables never
-/// live in core"); until an adapter crate exists, its platform's published
-/// limits are written here (DESIGN.md, "Platform limits"), and each row is
-/// replaced by the adapter's own declaration when that adapter lands.
+/// Platform capability tables belong to the adapters ("platform capability
+/// tables never live in core"); until an adapter crate exists, its
+/// platform's published limits are written here (DESIGN.md, "Platform
+/// limits"), and each row is replaced by the adapter's own declaration when
+/// that adapter lands.
 fn capabilities(channel: RenderChannel) -> Capabilities {
-    let buttons = |max_buttons, max_label_chars, max_token_bytes| {
-        Some(ButtonLimits {
-            max_buttons,
-            max_label_chars,
-            max_token_bytes,
-        })
-    };
     match channel {
-        RenderChannel::Text => Capabilities {
-            buttons: None,
-            max_message_chars: 4096,
-            edit_messages: false,
-            free_text_input: FreeTextInput::None,
-            private_notices: false,
-        },
-        // Telegram: callback_data 1–64 bytes; 4096 characters after entity parsing.
-        RenderChannel::Telegram => Capabilities {
-            buttons: buttons(100, 64, 64),
-            max_message_chars: 4096,
-            edit_messages: true,
-            free_text_input: FreeTextInput::ForceReply,
-            private_notices: true,
-        },
+        RenderChannel::Text => Capabilities::text(4096),
+        RenderChannel::Telegram => askgate_telegram::channel::capabilities(),
         // Discord: 5 rows of 5 buttons, label 80, custom_id 100; content 2000,
-        // with room left for the backslashes that markdown escaping adds.
-        RenderChannel::Discord => Capabilities {
-            buttons: buttons(25, 80, 100),
-            max_message_chars: 1800,
-            edit_messages: true,
-            free_text_input: FreeTextInput::Modal,
-            private_notices: true,
-        },
-        // Slack: button text 75, action_id 255, section text 3000.
-        RenderChannel::Slack => Capabilities {
-            buttons: buttons(25, 75, 255),
-            max_message_chars: 3000,
-            edit_messages: true,
-            free_text_input: FreeTextInput::Modal,
-            private_notices: true,
-        },
-        RenderChannel::Web => Capabilities {
-            buttons: buttons(16, 200, 255),
-            max_message_chars: 100_000,
-            edit_messages: true,
-            free_text_input: FreeTextInput::Inline,
-            private_notices: true,
-        },
+        // with room left for the backslashes that markdown escaping adds;
+        // modals of 5 fields with 45-character titles and labels.
+        RenderChannel::Discord => Capabilities::text(1800)
+            .with_buttons(ButtonLimits::new(25, 80, 100))
+            .with_edits()
+            .with_free_text(FreeTextInput::Modal)
+            .with_private_notices()
+            .with_forms(FormLimits::new(5, 45, 45, 100)),
+        // Slack: button text 75, action_id 255, section text 3000; views with
+        // a 24-character title, checkboxes for multi-select questions.
+        RenderChannel::Slack => Capabilities::text(3000)
+            .with_buttons(ButtonLimits::new(25, 75, 255))
+            .with_edits()
+            .with_free_text(FreeTextInput::Modal)
+            .with_private_notices()
+            .with_forms(FormLimits::new(50, 24, 2000, 150).with_checkboxes()),
+        RenderChannel::Web => askgate_core::Channel::capabilities(&askgate_server::WebChannel::new("web")).clone(),
     }
 }
 

@@ -4,15 +4,21 @@ use std::io::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use anyhow::{Context as _, Result};
-use askgate_core::channel::{Channel, Destination};
+use askgate_adapter::{ChannelRuntime, Shutdown};
+use askgate_core::channel::{Channel, InboundSink};
 use askgate_engine::{Clock, Engine, Recipient};
-use askgate_server::{AgentToken, Allowed, AppState, Metrics, ServerSettings, WebChannel, WebKey};
+use askgate_server::{AgentToken, Allowed, AppState, Metrics, ServerSettings, WebKey};
 use askgate_store::{SqliteStore, Store};
 use rand::distr::{Alphanumeric, SampleString};
 use tokio::net::TcpListener;
 
-use crate::config::{ChannelKind, Config, Secret};
+use crate::config::{Config, Secret};
+
+/// How long the channels' event loops get to stop after the server has.
+const CHANNEL_STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// A secret that askgate generated or read from the data directory.
 struct Generated {
@@ -50,18 +56,6 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     file.write_all(text.as_bytes())?;
     file.write_all(b"\n")?;
     file.sync_all()
-}
-
-/// A Telegram channel; the token never appears in an error.
-pub(crate) fn telegram_channel(
-    name: &str,
-    token: &Secret,
-    api_url: Option<&str>,
-) -> Result<askgate_telegram::TelegramChannel> {
-    let api_url = api_url
-        .map(|url| reqwest::Url::parse(url).with_context(|| format!("channels.{name}.api_url is not a URL")))
-        .transpose()?;
-    Ok(askgate_telegram::TelegramChannel::new(name, token.expose(), api_url))
 }
 
 /// Runs the service until SIGINT or SIGTERM.
@@ -105,33 +99,16 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         .with_context(|| format!("opening the SQLite store {}", config.store_path.display()))?;
     let store: Arc<dyn Store> = Arc::new(store);
 
-    let mut channels: Vec<Arc<dyn Channel>> = Vec::new();
-    let mut telegram_channels = Vec::new();
-    for channel in &config.channels {
-        match &channel.kind {
-            ChannelKind::Web => channels.push(Arc::new(WebChannel::new(&channel.name))),
-            ChannelKind::Telegram {
-                token,
-                api_url,
-                webhook_secret,
-            } => {
-                let telegram = Arc::new(telegram_channel(&channel.name, token, api_url.as_deref())?);
-                let username = telegram.check().await.with_context(|| {
-                    format!(
-                        "channels.{}: checking the bot token with Telegram (getMe) failed",
-                        channel.name
-                    )
-                })?;
-                let mode = if webhook_secret.is_some() { "webhook" } else { "polling" };
-                announcements.push(format!(
-                    "telegram channel \"{}\": bot @{username}, {mode}",
-                    channel.name
-                ));
-                channels.push(telegram.clone());
-                telegram_channels.push((telegram, webhook_secret.clone()));
-            }
-        }
+    // Every channel the same way: start it, and check its credentials with
+    // its platform before anything is served.
+    let mut runtimes: Vec<Arc<dyn ChannelRuntime>> = Vec::new();
+    for settings in &config.channels {
+        let runtime = settings.start();
+        let found = runtime.check().await.map_err(|problem| anyhow::anyhow!("{problem}"))?;
+        announcements.push(format!("{} channel \"{}\": {found}", settings.kind(), settings.name()));
+        runtimes.push(runtime);
     }
+    let channels: Vec<Arc<dyn Channel>> = runtimes.iter().map(|runtime| runtime.channel()).collect();
     let recipients: Vec<Recipient> = config
         .recipients
         .iter()
@@ -139,11 +116,8 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
             name: r.name.clone(),
             display_name: r.display_name.clone(),
             channel: r.channel.clone(),
-            destination: Destination {
-                conversation: r.conversation.clone().unwrap_or_else(|| r.name.clone()),
-                thread: r.thread.clone(),
-            },
-            answerers: r.answerers.clone(),
+            destination: r.address.destination.clone(),
+            answerers: r.address.answerers.clone(),
             locale: r.locale,
         })
         .collect();
@@ -161,11 +135,7 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
 
     let mut web_keys = Vec::new();
     for recipient in &config.recipients {
-        let is_web = config
-            .channels
-            .iter()
-            .any(|c| c.name == recipient.channel && c.kind == ChannelKind::Web);
-        if !is_web {
+        if recipient.kind != "web" {
             continue;
         }
         let key = match &recipient.web_key {
@@ -216,7 +186,6 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
     };
     let (stop, stopping) = tokio::sync::watch::channel(false);
     let state = AppState::new(engine.clone(), metrics, settings, stopping.clone());
-    let stopping_for_pollers = stopping.clone();
 
     // These lines are for the person who started askgate (and for tests, which
     // read the first one); logs go to stderr.
@@ -230,43 +199,28 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
 
     let timers = {
         let engine = engine.clone();
-        let mut stopped = stopping;
-        tokio::spawn(async move {
-            engine
-                .run_timers(async move {
-                    let _ = stopped.wait_for(|stop| *stop).await;
-                })
-                .await;
-        })
+        let stopped = Shutdown::new(stopping.clone());
+        tokio::spawn(async move { engine.run_timers(stopped.wait()).await })
     };
+    // Each channel's webhook routes (mounted in this server, the platform
+    // told where) and its long-lived connection (polling, a gateway, a
+    // socket), which this function owns and awaits on the way out.
+    let sink: Arc<dyn InboundSink> = Arc::new(engine.clone());
     let mut webhooks = axum::Router::new();
-    for (telegram, webhook_secret) in telegram_channels {
-        let name = askgate_core::Channel::name(telegram.as_ref()).to_owned();
-        if let Some(secret) = webhook_secret {
-            // Mounted in askgate's own server; Telegram is told where.
-            let path = format!("/telegram/{name}");
-            let sink: Arc<dyn askgate_core::InboundSink> = Arc::new(engine.clone());
-            webhooks = webhooks.merge(askgate_telegram::webhook::router(
-                &path,
-                telegram.clone(),
-                sink,
-                secret.expose(),
-            ));
-            let url = reqwest::Url::parse(&format!("{base}{path}"))
-                .with_context(|| format!("the webhook URL of channels.{name}"))?;
-            askgate_telegram::webhook::register(&telegram, url, secret.expose())
-                .await
-                .with_context(|| format!("channels.{name}: Telegram refused the webhook (setWebhook)"))?;
-            continue;
+    let mut connections = Vec::new();
+    for runtime in &runtimes {
+        if let Some(routes) = runtime.routes(Arc::clone(&sink)) {
+            webhooks = webhooks.merge(routes);
         }
-        let sink: Arc<dyn askgate_core::InboundSink> = Arc::new(engine.clone());
-        let mut stopped = stopping_for_pollers.clone();
-        tokio::spawn(async move {
-            askgate_telegram::polling::run(telegram, sink, async move {
-                let _ = stopped.wait_for(|stop| *stop).await;
-            })
-            .await;
-        });
+        runtime.register(&base).await.with_context(|| {
+            format!(
+                "channels.{}: the platform refused askgate's webhook address",
+                runtime.name()
+            )
+        })?;
+        connections.push(tokio::spawn(
+            Arc::clone(runtime).run(Arc::clone(&sink), Shutdown::new(stopping.clone())),
+        ));
     }
     let shutdown = async move {
         shutdown_signal().await;
@@ -277,6 +231,11 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         .await
         .context("serving HTTP")?;
     let _ = timers.await;
+    for connection in connections {
+        if tokio::time::timeout(CHANNEL_STOP_GRACE, connection).await.is_err() {
+            tracing::warn!("a channel's connection did not stop in time; leaving it");
+        }
+    }
     Ok(())
 }
 

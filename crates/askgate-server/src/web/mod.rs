@@ -5,10 +5,14 @@
 //! question on the page (which reads pending questions from the store and
 //! updates live from the engine's changes), so nothing is sent anywhere.
 
+mod kind;
+
+pub use kind::Web;
+
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 
-use askgate_core::channel::{Channel, ChannelError, Delivery, Destination, MessageRef, UserRef};
+use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, MessageRef, Outgoing, UserRef};
 use askgate_core::render::{ButtonLimits, FreeTextInput};
 use askgate_core::{Capabilities, Presentation, QuestionId};
 use askgate_engine::{DirectAnswer, DirectItem, Submitted, summary_of};
@@ -47,17 +51,11 @@ impl WebChannel {
     pub fn new(name: &str) -> Self {
         Self {
             name: name.to_owned(),
-            capabilities: Capabilities {
-                buttons: Some(ButtonLimits {
-                    max_buttons: 16,
-                    max_label_chars: 200,
-                    max_token_bytes: 255,
-                }),
-                max_message_chars: 100_000,
-                edit_messages: true,
-                free_text_input: FreeTextInput::Inline,
-                private_notices: true,
-            },
+            capabilities: Capabilities::text(100_000)
+                .with_buttons(ButtonLimits::new(16, 200, 255))
+                .with_edits()
+                .with_free_text(FreeTextInput::Inline)
+                .with_private_notices(),
         }
     }
 }
@@ -72,37 +70,19 @@ impl Channel for WebChannel {
         &self.capabilities
     }
 
-    async fn deliver(&self, to: &Destination, _prompt: &Presentation) -> Result<Delivery, ChannelError> {
-        // The page lists pending questions itself; the "message" is the page entry.
-        Ok(Delivery {
-            messages: vec![MessageRef {
-                conversation: to.conversation.clone(),
-                message: ulid_like(),
-            }],
-        })
+    async fn deliver(&self, outgoing: &Outgoing<'_>) -> Result<Delivery, DeliveryError> {
+        // The page lists pending questions itself; the "message" is the page
+        // entry, named by the question so that delivering twice is one entry.
+        Ok(Delivery::new(vec![MessageRef {
+            conversation: outgoing.to.conversation.clone(),
+            message: outgoing.question.to_string(),
+        }]))
     }
 
     async fn finish(&self, _delivery: &Delivery, _prompt: &Presentation, _summary: &str) -> Result<(), ChannelError> {
         // The page shows an ended question's summary from the store.
         Ok(())
     }
-
-    async fn post(
-        &self,
-        to: &Destination,
-        _reply_to: Option<&MessageRef>,
-        _text: &str,
-    ) -> Result<MessageRef, ChannelError> {
-        Ok(MessageRef {
-            conversation: to.conversation.clone(),
-            message: ulid_like(),
-        })
-    }
-}
-
-/// A unique message id for a page entry.
-fn ulid_like() -> String {
-    ulid::Ulid::new().to_string()
 }
 
 /// A secret page link: its key and the recipient it belongs to.

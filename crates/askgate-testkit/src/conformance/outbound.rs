@@ -1,9 +1,10 @@
-//! The adapter conformance suite: the rules of `docs/adapter-spec.md` that
-//! can be checked from outside, run by every adapter against its own fake
-//! platform. An adapter's test implements [`PlatformUnderTest`] for its fake
-//! and calls [`run`]; each check panics with the rule it found broken.
+//! The outbound half of the conformance suite: what an adapter sends and
+//! how it edits, checked from outside against its fake platform. An
+//! adapter's test implements [`PlatformUnderTest`] for its fake and calls
+//! [`run`]; each check panics with the rule it found broken.
 
-use askgate_core::channel::{Channel, ChannelError, Delivery, Destination};
+use askgate_core::channel::{Channel, ChannelError, Delivery, Destination, Outgoing};
+use askgate_core::render::TextPrompt;
 use askgate_core::{AskRequest, Locale, Presentation, QuestionId, render, validate_json};
 use async_trait::async_trait;
 
@@ -35,6 +36,8 @@ pub trait PlatformUnderTest: Send + Sync {
 pub async fn run(platform: &dyn PlatformUnderTest) {
     buttons_carry_the_tokens_verbatim_in_order(platform).await;
     text_prompts_are_sent_part_by_part_without_buttons(platform).await;
+    a_text_prompt_on_a_channel_with_forms_carries_answer_and_skip(platform).await;
+    a_retry_sends_only_the_parts_not_yet_out(platform).await;
     agent_text_is_literal_and_mentions_no_one(platform).await;
     finishing_keeps_the_text_adds_the_summary_and_removes_the_buttons(platform).await;
     a_refusal_is_rejected_not_retried(platform).await;
@@ -57,9 +60,10 @@ fn question_id() -> QuestionId {
 }
 
 async fn deliver(platform: &dyn PlatformUnderTest, presentation: &Presentation) -> Delivery {
+    let destination = platform.destination();
     let delivery = platform
         .channel()
-        .deliver(&platform.destination(), presentation)
+        .deliver(&Outgoing::new(&question_id(), &destination, presentation))
         .await
         .unwrap_or_else(|error| panic!("MUST deliver a prompt the fake accepts: {error}"));
     assert!(!delivery.messages.is_empty(), "MUST return every message it sent");
@@ -104,9 +108,10 @@ pub async fn buttons_carry_the_tokens_verbatim_in_order(platform: &dyn PlatformU
 
 /// Spec §2.1: a text presentation goes out part by part, with no buttons.
 pub async fn text_prompts_are_sent_part_by_part_without_buttons(platform: &dyn PlatformUnderTest) {
-    let presentation = Presentation::Text(askgate_core::render::TextPrompt {
-        parts: vec!["Part one of the prompt".into(), "Part two of the prompt".into()],
-    });
+    let presentation = Presentation::Text(TextPrompt::new(vec![
+        "Part one of the prompt".into(),
+        "Part two of the prompt".into(),
+    ]));
     let delivery = deliver(platform, &presentation).await;
     assert_eq!(delivery.messages.len(), 2, "each part MUST be one message, in order");
     for (message, expected) in delivery.messages.iter().zip(["Part one", "Part two"]) {
@@ -119,9 +124,7 @@ pub async fn text_prompts_are_sent_part_by_part_without_buttons(platform: &dyn P
 /// Spec §2.3, §2.4: markup in agent text arrives literally and no one is mentioned.
 pub async fn agent_text_is_literal_and_mentions_no_one(platform: &dyn PlatformUnderTest) {
     let literal = "<b>bold</b> *star* _under_ [link](http://x) `code` @everyone @alice <!channel> &amp;";
-    let presentation = Presentation::Text(askgate_core::render::TextPrompt {
-        parts: vec![literal.into()],
-    });
+    let presentation = Presentation::Text(TextPrompt::new(vec![literal.into()]));
     let delivery = deliver(platform, &presentation).await;
     let shown = platform
         .shown(&delivery.messages[0].conversation, &delivery.messages[0].message)
@@ -169,18 +172,106 @@ pub async fn finishing_keeps_the_text_adds_the_summary_and_removes_the_buttons(p
 /// Spec §2.6: a refusal for good is `Rejected` (the question fails at once).
 pub async fn a_refusal_is_rejected_not_retried(platform: &dyn PlatformUnderTest) {
     platform.refuse_next_send();
-    let presentation = Presentation::Text(askgate_core::render::TextPrompt {
-        parts: vec!["refused".into()],
-    });
-    match platform.channel().deliver(&platform.destination(), &presentation).await {
-        Err(ChannelError::Rejected { reason }) => assert!(!reason.is_empty()),
-        other => panic!("a refusal MUST be ChannelError::Rejected, got {other:?}"),
+    let presentation = Presentation::Text(TextPrompt::new(vec!["refused".into()]));
+    let destination = platform.destination();
+    match platform
+        .channel()
+        .deliver(&Outgoing::new(&question_id(), &destination, &presentation))
+        .await
+    {
+        Err(failed) => {
+            assert!(
+                matches!(&failed.error, ChannelError::Rejected { reason } if !reason.is_empty()),
+                "a refusal MUST be ChannelError::Rejected, got {failed:?}"
+            );
+            assert!(failed.delivery.messages.is_empty(), "nothing went out");
+        }
+        Ok(delivery) => panic!("a refusal MUST be ChannelError::Rejected, got {delivery:?}"),
     }
+}
+
+/// Spec §2.1: on a channel with buttons and forms, a text prompt carries
+/// Answer… and Skip, with their tokens, on its last part.
+pub async fn a_text_prompt_on_a_channel_with_forms_carries_answer_and_skip(platform: &dyn PlatformUnderTest) {
+    let caps = platform.channel().capabilities().clone();
+    let presentation = render(&two_questions(), &caps, &question_id(), Locale::En);
+    let Presentation::Text(prompt) = &presentation else {
+        panic!("two questions MUST be text");
+    };
+    let delivery = deliver(platform, &presentation).await;
+    let last = delivery
+        .messages
+        .last()
+        .unwrap_or_else(|| unreachable!("deliver checks it"));
+    let shown = platform.shown(&last.conversation, &last.message).await;
+    let expected: Vec<(String, String)> = prompt
+        .actions
+        .iter()
+        .flat_map(|a| {
+            [
+                (a.answer.label.clone(), a.answer.token.clone()),
+                (a.skip.label.clone(), a.skip.token.clone()),
+            ]
+        })
+        .collect();
+    assert_eq!(
+        shown.buttons, expected,
+        "a text prompt MUST carry exactly Answer… and Skip where core gave them, and no button otherwise"
+    );
+}
+
+/// Spec §2.5: a retry after a partial delivery sends only the parts not yet
+/// out, and returns every message of the prompt.
+pub async fn a_retry_sends_only_the_parts_not_yet_out(platform: &dyn PlatformUnderTest) {
+    let presentation = Presentation::Text(TextPrompt::new(vec!["First part".into(), "Second part".into()]));
+    let first = deliver(
+        platform,
+        &Presentation::Text(TextPrompt::new(vec!["First part".into()])),
+    )
+    .await;
+    let destination = platform.destination();
+    let resumed = platform
+        .channel()
+        .deliver(&Outgoing::new(&question_id(), &destination, &presentation).after(&first.messages))
+        .await
+        .unwrap_or_else(|error| panic!("MUST resume a delivery: {error}"));
+    assert_eq!(
+        resumed.messages.len(),
+        2,
+        "every message of the prompt MUST be returned"
+    );
+    assert_eq!(
+        resumed.messages[0], first.messages[0],
+        "the part already out MUST NOT be sent again"
+    );
+    let shown = platform
+        .shown(&resumed.messages[1].conversation, &resumed.messages[1].message)
+        .await;
+    assert!(shown.text.starts_with("Second part"), "{shown:?}");
+}
+
+fn two_questions() -> AskRequest {
+    request(
+        r#"{"questions":[{"id":"deploy","header":"Deploy","question":"Where should this build go?","options":[
+        {"label":"Staging (Recommended)"},{"label":"Production"}]},
+        {"id":"notify","header":"Notify","question":"Who should be told?","multiSelect":true,"options":[
+        {"label":"Team"},{"label":"On-call"}]}]}"#,
+    )
 }
 
 /// Spec §1: what core renders for the declared capabilities fits them.
 pub fn declared_limits_fit_what_core_renders(platform: &dyn PlatformUnderTest) {
     let caps = platform.channel().capabilities();
+    if !caps.typed_replies {
+        let forms = caps.forms.unwrap_or_else(|| {
+            panic!("a channel without typed replies MUST declare forms, or nothing can be answered")
+        });
+        assert!(
+            forms.max_fields >= 3,
+            "forms MUST hold three questions where typed replies never arrive"
+        );
+        assert!(caps.buttons.is_some(), "Answer… needs buttons");
+    }
     let Some(limits) = caps.buttons else {
         return;
     };

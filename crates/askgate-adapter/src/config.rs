@@ -1,0 +1,274 @@
+//! Configuration shared by every adapter: secrets, problems reported with
+//! their key and a fix, `${ENV_VAR}` references, and the [`AdapterKind`]
+//! trait through which each adapter reads its own part of askgate's one
+//! TOML file — so that the binary's configuration names no platform.
+
+use std::fmt;
+use std::sync::Arc;
+
+use askgate_core::channel::Destination;
+use serde::de::DeserializeOwned;
+
+use crate::runtime::ChannelRuntime;
+
+/// A secret value: never printed, never in Debug output.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret.
+    pub fn new(value: String) -> Self {
+        Self(value)
+    }
+
+    /// The secret itself, for the one place that sends it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<secret>")
+    }
+}
+
+/// One problem of a configuration: where, what, and how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The key, as a dotted path (`channels.tg.token`).
+    pub key: String,
+    /// What is wrong, as a sentence.
+    pub what: String,
+    /// How to fix it, as a sentence.
+    pub fix: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} Fix: {}", self.key, self.what, self.fix)
+    }
+}
+
+/// Every problem found.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct Problems(pub Vec<Problem>);
+
+impl fmt::Display for Problems {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, problem) in self.0.iter().enumerate() {
+            if index > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{problem}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The shortest secret askgate accepts: guessing must be hopeless.
+pub const MIN_SECRET_CHARS: usize = 32;
+
+/// Collects problems while a configuration is checked, and reads
+/// environment variables through an injected lookup.
+pub struct ConfigCheck<'e> {
+    env: &'e dyn Fn(&str) -> Option<String>,
+    problems: Vec<Problem>,
+}
+
+impl<'e> ConfigCheck<'e> {
+    /// A check that reads variables with `env`.
+    pub fn new(env: &'e dyn Fn(&str) -> Option<String>) -> Self {
+        Self {
+            env,
+            problems: Vec::new(),
+        }
+    }
+
+    /// Records a problem.
+    pub fn problem(&mut self, key: &str, what: impl Into<String>, fix: impl Into<String>) {
+        self.problems.push(Problem {
+            key: key.to_owned(),
+            what: what.into(),
+            fix: fix.into(),
+        });
+    }
+
+    /// The problems so far.
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
+    }
+
+    /// Every problem found, ending the check.
+    pub fn into_problems(self) -> Vec<Problem> {
+        self.problems
+    }
+
+    /// A value with a whole-value `${NAME}` reference replaced from the
+    /// environment; `None` (and a problem) when the variable is not set.
+    pub fn value(&mut self, key: &str, value: &str) -> Option<String> {
+        let Some(name) = value.strip_prefix("${").and_then(|rest| rest.strip_suffix('}')) else {
+            return Some(value.to_owned());
+        };
+        let found = (self.env)(name).filter(|found| !found.is_empty());
+        if found.is_none() {
+            self.problem(
+                key,
+                format!("the environment variable {name} is not set."),
+                format!("export {name}=… before starting askgate, or remove the key to use the default."),
+            );
+        }
+        found
+    }
+
+    /// A secret askgate checks itself (a token it issues, a webhook secret):
+    /// at least [`MIN_SECRET_CHARS`] URL-safe characters.
+    pub fn secret(&mut self, key: &str, value: Option<&str>) -> Option<Secret> {
+        let value = self.value(key, value?)?;
+        let url_safe = value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if value.chars().count() < MIN_SECRET_CHARS || !url_safe {
+            // The value itself is never repeated: it is a secret.
+            self.problem(
+                key,
+                format!("the secret must be at least {MIN_SECRET_CHARS} characters of letters, digits, '-' or '_'."),
+                "generate one, e.g. with `openssl rand -hex 24`, or remove the key to let askgate generate it.",
+            );
+            return None;
+        }
+        Some(Secret::new(value))
+    }
+
+    /// A secret the platform issued (a bot token): read from its reference,
+    /// and required. `what` names it for the problem ("a Telegram channel
+    /// needs its bot token."), `fix` says where to get it.
+    pub fn platform_secret(&mut self, key: &str, value: Option<&str>, what: &str, fix: &str) -> Option<Secret> {
+        let Some(value) = value else {
+            self.problem(key, what, fix);
+            return None;
+        };
+        self.value(key, value).map(Secret::new)
+    }
+
+    /// Reads `table` (the keys under `prefix`, e.g. `channels.tg`) as `T`,
+    /// reporting each key `T` does not know and a value of the wrong type
+    /// with its full key.
+    pub fn table<T: DeserializeOwned>(&mut self, prefix: &str, table: toml::Table) -> Option<T> {
+        let mut unknown = Vec::new();
+        let parsed = serde_ignored::deserialize(toml::Value::Table(table), |path| unknown.push(path.to_string()));
+        for key in unknown {
+            self.problem(
+                &format!("{prefix}.{key}"),
+                "this key is not an askgate option here.",
+                "remove it or correct its spelling; config/example.toml lists every option.",
+            );
+        }
+        match parsed {
+            Ok(value) => Some(value),
+            Err(error) => {
+                self.problem(
+                    prefix,
+                    format!("{}.", error.to_string().trim_end_matches('.')),
+                    "correct the value; config/example.toml lists every option with its type.",
+                );
+                None
+            }
+        }
+    }
+}
+
+/// What a channel's settings may need from the rest of the configuration.
+#[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
+pub struct ServerContext<'a> {
+    /// `server.public_url`, where platforms can reach askgate's webhooks.
+    pub public_url: Option<&'a str>,
+}
+
+impl<'a> ServerContext<'a> {
+    /// The context of a server reachable at `public_url`, if any.
+    pub fn new(public_url: Option<&'a str>) -> Self {
+        Self { public_url }
+    }
+}
+
+/// A recipient's address on a channel: where its prompts go, and who may
+/// answer them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Address {
+    /// The conversation (and thread) prompts are sent to.
+    pub destination: Destination,
+    /// Platform user ids allowed to answer; empty: the person of a direct
+    /// conversation, and no one in a group.
+    pub answerers: Vec<String>,
+}
+
+/// One kind of channel (`type = "telegram"`): reads its channel's keys and
+/// its recipients' addressing keys. The binary keeps one list of kinds.
+pub trait AdapterKind: Send + Sync + 'static {
+    /// The `type` value (`"telegram"`).
+    fn kind(&self) -> &'static str;
+
+    /// Checks `[channels.<name>]` (without `type`); the settings when it is
+    /// valid, problems recorded in `check` otherwise.
+    fn channel(
+        &self,
+        check: &mut ConfigCheck<'_>,
+        name: &str,
+        table: toml::Table,
+        server: ServerContext<'_>,
+    ) -> Option<Box<dyn ChannelSettings>>;
+
+    /// Checks the addressing keys of `[recipients.<name>]` on a channel of
+    /// this kind (those besides `channel`, `display_name`, `locale`, `web_key`).
+    fn recipient(&self, check: &mut ConfigCheck<'_>, name: &str, table: toml::Table) -> Option<Address>;
+}
+
+/// A checked channel configuration, ready to start.
+pub trait ChannelSettings: fmt::Debug + Send + Sync + 'static {
+    /// The channel's configured name.
+    fn name(&self) -> &str;
+
+    /// The kind (`"telegram"`).
+    fn kind(&self) -> &'static str;
+
+    /// Starts the channel. Must be called inside a tokio runtime (a channel
+    /// may spawn its send queue).
+    fn start(&self) -> Arc<dyn ChannelRuntime>;
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    struct Keys {
+        token: Option<String>,
+        #[allow(dead_code)]
+        count: Option<u32>,
+    }
+
+    #[test]
+    fn unknown_keys_and_wrong_types_are_reported_with_their_full_key() {
+        let env = |name: &str| (name == "SET").then(|| "value-from-env".to_owned());
+        let mut check = ConfigCheck::new(&env);
+        let table: toml::Table = toml::from_str("token = \"${SET}\"\ncolour = 1\n").unwrap_or_default();
+        let keys: Keys = check.table("channels.x", table).unwrap_or_else(|| unreachable!());
+        assert_eq!(
+            check
+                .value("channels.x.token", keys.token.as_deref().unwrap_or_default())
+                .as_deref(),
+            Some("value-from-env")
+        );
+        assert_eq!(check.value("channels.x.other", "${UNSET}"), None);
+        let wrong: toml::Table = toml::from_str("count = \"two\"\n").unwrap_or_default();
+        assert!(check.table::<Keys>("channels.y", wrong).is_none());
+        let keys: Vec<&str> = check.problems().iter().map(|p| p.key.as_str()).collect();
+        assert_eq!(keys, ["channels.x.colour", "channels.x.other", "channels.y"]);
+        assert!(check.secret("k", Some("short")).is_none());
+        assert!(!format!("{:?}", Secret::new("hidden".into())).contains("hidden"));
+    }
+}

@@ -1,0 +1,316 @@
+//! The inbound driver: one event from a platform, decoded, handed to the
+//! engine, shown, and only then acknowledged — the same steps for a polled
+//! update, a webhook request, a gateway dispatch or a socket envelope.
+//!
+//! An adapter implements [`Inbound`] (how to decode an event, how to show a
+//! reaction, whether its platform delivers an unacknowledged event again)
+//! and calls [`Driver::take`] for each event; it acknowledges the platform
+//! (moves its cursor, answers 200, acks the envelope) only after `take`
+//! returned `Ok`. Where the platform never delivers an event again, a failure
+//! to store it is shown to the person as a "not saved, try again" notice and
+//! `take` returns `Ok`: holding back the acknowledgement would help no one.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use askgate_core::channel::{InboundError, InboundEvent, InboundSink, Reaction};
+use async_trait::async_trait;
+use tracing::warn;
+
+/// What a platform's inbound side needs to be driven.
+#[async_trait]
+pub trait Inbound: Send + Sync + 'static {
+    /// One event as the platform delivers it (a Telegram `Update`, a Discord
+    /// interaction, a Slack envelope's payload).
+    type Update: Send + Sync;
+    /// What showing a reaction to the event needs (a callback query id, an
+    /// interaction token, the message to reply to).
+    type Ack: Send + Sync + 'static;
+
+    /// The channel's configured name (the `channel` field of every log line).
+    fn name(&self) -> &str;
+
+    /// The normalized event in `update`, and what acknowledging it needs;
+    /// `None` for an update askgate ignores. Decides nothing.
+    fn decode(&self, update: &Self::Update) -> Option<(InboundEvent, Self::Ack)>;
+
+    /// Whether the platform delivers an unacknowledged event again (Telegram
+    /// updates, Slack Events API retries) or never (Discord interactions,
+    /// Slack button clicks).
+    fn redelivers(&self) -> bool;
+
+    /// How long the platform waits for the first response to an event
+    /// (Discord and Slack: 3 s); `None` when it does not mind.
+    fn first_response_within(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Tells the platform that a response will follow (Discord's deferred
+    /// response), when the engine has not decided within
+    /// [`Inbound::first_response_within`].
+    async fn defer(&self, _ack: &Self::Ack) {}
+
+    /// Shows `reaction` the platform's way (`docs/adapter-spec.md` §4.7);
+    /// `sink` takes what showing it produced (a force-reply message to
+    /// [`InboundSink::attach`]).
+    async fn react(&self, ack: Self::Ack, reaction: Reaction, sink: &Arc<dyn InboundSink>);
+}
+
+/// What [`Driver::take`] did with an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Taken {
+    /// Not an event askgate acts on: acknowledge it.
+    Ignored,
+    /// Applied and shown: acknowledge it.
+    Handled,
+    /// Not stored, on a platform that will not deliver it again: the person
+    /// was told to try again; acknowledge it.
+    NotSaved,
+}
+
+/// Drives events of one channel into the engine. Cheap to clone.
+pub struct Driver<I: Inbound> {
+    inbound: Arc<I>,
+    sink: Arc<dyn InboundSink>,
+}
+
+impl<I: Inbound> Clone for Driver<I> {
+    fn clone(&self) -> Self {
+        Self {
+            inbound: Arc::clone(&self.inbound),
+            sink: Arc::clone(&self.sink),
+        }
+    }
+}
+
+impl<I: Inbound> Driver<I> {
+    /// A driver of `inbound`'s events into `sink` (the engine).
+    pub fn new(inbound: Arc<I>, sink: Arc<dyn InboundSink>) -> Self {
+        Self { inbound, sink }
+    }
+
+    /// The adapter's inbound side.
+    pub fn inbound(&self) -> &Arc<I> {
+        &self.inbound
+    }
+
+    /// The engine.
+    pub fn sink(&self) -> &Arc<dyn InboundSink> {
+        &self.sink
+    }
+
+    /// Decodes `update`, hands it to the engine and shows the reaction.
+    /// `Err` means the event's effect is not stored and the platform will
+    /// deliver it again: the caller MUST NOT acknowledge it.
+    pub async fn take(&self, update: &I::Update) -> Result<Taken, InboundError> {
+        let Some((event, ack)) = self.inbound.decode(update) else {
+            return Ok(Taken::Ignored);
+        };
+        match self.handle(event, &ack).await {
+            Ok(reaction) => {
+                self.inbound.react(ack, reaction, &self.sink).await;
+                Ok(Taken::Handled)
+            }
+            Err(error) if self.inbound.redelivers() => Err(error),
+            Err(error) => {
+                warn!(channel = self.inbound.name(), %error, "an event could not be stored and will not come again; the person is asked to retry");
+                let notice = Reaction::Notice {
+                    text: error.notice().to_owned(),
+                    alert: true,
+                };
+                self.inbound.react(ack, notice, &self.sink).await;
+                Ok(Taken::NotSaved)
+            }
+        }
+    }
+
+    async fn handle(&self, event: InboundEvent, ack: &I::Ack) -> Result<Reaction, InboundError> {
+        let handling = self.sink.handle(self.inbound.name(), event);
+        let Some(budget) = self.inbound.first_response_within() else {
+            return handling.await;
+        };
+        tokio::pin!(handling);
+        tokio::select! {
+            handled = &mut handling => handled,
+            () = tokio::time::sleep(budget) => {
+                self.inbound.defer(ack).await;
+                handling.await
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use askgate_core::QuestionId;
+    use askgate_core::channel::{ConversationKind, InboundKind, MessageRef, UserRef};
+
+    use super::*;
+
+    /// A platform whose updates are event ids (`"ignore"` decodes to nothing)
+    /// and which records what it was asked to show.
+    struct Recording {
+        redelivers: bool,
+        budget: Option<Duration>,
+        shown: Mutex<Vec<String>>,
+    }
+
+    impl Recording {
+        fn new(redelivers: bool, budget: Option<Duration>) -> Arc<Self> {
+            Arc::new(Self {
+                redelivers,
+                budget,
+                shown: Mutex::new(Vec::new()),
+            })
+        }
+
+        fn shown(&self) -> Vec<String> {
+            self.shown
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone()
+        }
+
+        fn show(&self, what: String) {
+            self.shown
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(what);
+        }
+    }
+
+    #[async_trait]
+    impl Inbound for Recording {
+        type Update = &'static str;
+        type Ack = &'static str;
+
+        fn name(&self) -> &str {
+            "test"
+        }
+
+        fn decode(&self, update: &&'static str) -> Option<(InboundEvent, &'static str)> {
+            (*update != "ignore").then(|| {
+                let event = InboundEvent {
+                    event_id: (*update).to_owned(),
+                    user: UserRef {
+                        id: "1".into(),
+                        display_name: "Alice".into(),
+                    },
+                    conversation: "c".into(),
+                    conversation_kind: ConversationKind::Direct,
+                    thread: None,
+                    kind: InboundKind::ButtonPressed {
+                        token: "ag1:q:0".into(),
+                        message: MessageRef {
+                            conversation: "c".into(),
+                            message: "m".into(),
+                        },
+                    },
+                };
+                (event, *update)
+            })
+        }
+
+        fn redelivers(&self) -> bool {
+            self.redelivers
+        }
+
+        fn first_response_within(&self) -> Option<Duration> {
+            self.budget
+        }
+
+        async fn defer(&self, ack: &&'static str) {
+            self.show(format!("deferred {ack}"));
+        }
+
+        async fn react(&self, ack: &'static str, reaction: Reaction, _sink: &Arc<dyn InboundSink>) {
+            let what = match reaction {
+                Reaction::Notice { text, .. } => text,
+                other => format!("{other:?}"),
+            };
+            self.show(format!("{ack}: {what}"));
+        }
+    }
+
+    /// An engine stand-in: takes `delay` per event, fails events named "fail".
+    struct Sink {
+        delay: Duration,
+    }
+
+    #[async_trait]
+    impl InboundSink for Sink {
+        async fn handle(&self, _channel: &str, event: InboundEvent) -> Result<Reaction, InboundError> {
+            tokio::time::sleep(self.delay).await;
+            if event.event_id == "fail" {
+                return Err(InboundError::Unavailable {
+                    reason: "disk full".into(),
+                    notice: "not saved, try again".into(),
+                });
+            }
+            Ok(Reaction::Notice {
+                text: "Answer submitted".into(),
+                alert: false,
+            })
+        }
+
+        async fn attach(&self, _channel: &str, _question: &QuestionId, _message: MessageRef) {}
+
+        async fn cursor(&self, _channel: &str) -> Option<String> {
+            None
+        }
+
+        async fn save_cursor(&self, _channel: &str, _cursor: &str) {}
+    }
+
+    fn driver(inbound: &Arc<Recording>, delay: Duration) -> Driver<Recording> {
+        Driver::new(Arc::clone(inbound), Arc::new(Sink { delay }))
+    }
+
+    #[tokio::test]
+    async fn a_handled_event_is_shown_and_an_ignored_one_is_not() {
+        let inbound = Recording::new(true, None);
+        let driver = driver(&inbound, Duration::ZERO);
+        assert_eq!(driver.take(&"ignore").await, Ok(Taken::Ignored));
+        assert_eq!(driver.take(&"tap").await, Ok(Taken::Handled));
+        assert_eq!(inbound.shown(), ["tap: Answer submitted"]);
+    }
+
+    #[tokio::test]
+    async fn an_unstored_event_is_not_acknowledged_where_the_platform_redelivers() {
+        let inbound = Recording::new(true, None);
+        let result = driver(&inbound, Duration::ZERO).take(&"fail").await;
+        assert!(matches!(result, Err(InboundError::Unavailable { .. })), "{result:?}");
+        assert!(
+            inbound.shown().is_empty(),
+            "nothing shown: the platform will send it again"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_unstored_event_the_platform_will_not_redeliver_tells_the_person_to_retry() {
+        let inbound = Recording::new(false, None);
+        assert_eq!(
+            driver(&inbound, Duration::ZERO).take(&"fail").await,
+            Ok(Taken::NotSaved)
+        );
+        assert_eq!(inbound.shown(), ["fail: not saved, try again"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_engine_is_deferred_within_the_budget_then_answered() {
+        let inbound = Recording::new(false, Some(Duration::from_millis(2500)));
+        let started = tokio::time::Instant::now();
+        assert_eq!(
+            driver(&inbound, Duration::from_secs(5)).take(&"tap").await,
+            Ok(Taken::Handled)
+        );
+        assert_eq!(started.elapsed(), Duration::from_secs(5));
+        assert_eq!(inbound.shown(), ["deferred tap", "tap: Answer submitted"]);
+        // A quick engine is not deferred.
+        let quick = Recording::new(false, Some(Duration::from_millis(2500)));
+        driver(&quick, Duration::from_millis(10)).take(&"tap").await.ok();
+        assert_eq!(quick.shown(), ["tap: Answer submitted"]);
+    }
+}

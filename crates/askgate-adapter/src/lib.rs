@@ -1,0 +1,28 @@
+//! What every askgate channel adapter shares, written once.
+//!
+//! | module | owns |
+//! | --- | --- |
+//! | [`runtime`] | [`ChannelRuntime`] (check, routes, register, run) and [`Shutdown`]: how the binary wires any adapter |
+//! | [`config`] | [`AdapterKind`]: each adapter reads its own configuration keys; secrets, problems with key and fix, `${ENV}` |
+//! | [`driver`] | the inbound driver: decode → engine → react → acknowledge, or keep the event for redelivery |
+//! | [`webhook`] | webhook routes authenticated by a pluggable [`webhook::Verifier`] before anything is decoded |
+//! | [`lines`] | [`SendLines`]: each conversation's messages in order, without holding up others; rate limits waited out |
+//! | [`deliver`] | delivering a prompt part by part, resumable, with partial progress on failure |
+//! | [`backoff`] | the one retry policy (also the engine's) |
+//!
+//! An adapter crate depends on `askgate-core`, this crate and its platform
+//! crate only. This crate knows no platform, no engine and no store: it
+//! talks to the engine through [`askgate_core::InboundSink`].
+
+pub mod backoff;
+pub mod config;
+pub mod deliver;
+pub mod driver;
+pub mod lines;
+pub mod runtime;
+pub mod webhook;
+
+pub use config::{AdapterKind, Address, ChannelSettings, ConfigCheck, Problem, Problems, Secret, ServerContext};
+pub use driver::{Driver, Inbound, Taken};
+pub use lines::SendLines;
+pub use runtime::{ChannelRuntime, Shutdown};

@@ -1,0 +1,90 @@
+//! `type = "web"`: askgate's own page as a configured channel. It has no
+//! keys of its own and no inbound connection: the page is served by
+//! askgate's server (`web/`), and a recipient's page is named after them.
+
+use std::sync::Arc;
+
+use askgate_adapter::config::{AdapterKind, Address, ChannelSettings, ConfigCheck, Problem, ServerContext};
+use askgate_adapter::runtime::ChannelRuntime;
+use askgate_core::channel::{Channel, Destination};
+use async_trait::async_trait;
+use serde::Deserialize;
+
+use super::WebChannel;
+
+/// `type = "web"`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Web;
+
+/// A web channel has no keys besides `type`.
+#[derive(Debug, Deserialize)]
+struct NoKeys {}
+
+#[derive(Debug, Clone)]
+struct WebSettings {
+    name: String,
+}
+
+impl ChannelSettings for WebSettings {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn kind(&self) -> &'static str {
+        "web"
+    }
+
+    fn start(&self) -> Arc<dyn ChannelRuntime> {
+        Arc::new(WebRuntime {
+            channel: Arc::new(WebChannel::new(&self.name)),
+        })
+    }
+}
+
+struct WebRuntime {
+    channel: Arc<WebChannel>,
+}
+
+#[async_trait]
+impl ChannelRuntime for WebRuntime {
+    fn name(&self) -> &str {
+        self.channel.name()
+    }
+
+    fn channel(&self) -> Arc<dyn Channel> {
+        self.channel.clone()
+    }
+
+    async fn check(&self) -> Result<String, Problem> {
+        Ok("askgate's own page".to_owned())
+    }
+}
+
+impl AdapterKind for Web {
+    fn kind(&self) -> &'static str {
+        "web"
+    }
+
+    fn channel(
+        &self,
+        check: &mut ConfigCheck<'_>,
+        name: &str,
+        table: toml::Table,
+        _server: ServerContext<'_>,
+    ) -> Option<Box<dyn ChannelSettings>> {
+        let NoKeys {} = check.table(&format!("channels.{name}"), table)?;
+        Some(Box::new(WebSettings { name: name.to_owned() }))
+    }
+
+    fn recipient(&self, check: &mut ConfigCheck<'_>, name: &str, table: toml::Table) -> Option<Address> {
+        let NoKeys {} = check.table(&format!("recipients.{name}"), table)?;
+        // The page's conversation is the recipient itself.
+        Some(Address {
+            destination: Destination {
+                conversation: name.to_owned(),
+                thread: None,
+            },
+            answerers: Vec::new(),
+        })
+    }
+}

@@ -1,0 +1,212 @@
+//! The Telegram part of askgate's configuration: `[channels.<name>]` with
+//! `type = "telegram"`, and the addressing keys of its recipients.
+
+use std::sync::Arc;
+
+use askgate_adapter::config::{AdapterKind, Address, ChannelSettings, ConfigCheck, Secret, ServerContext};
+use askgate_adapter::runtime::ChannelRuntime;
+use askgate_core::channel::Destination;
+use serde::Deserialize;
+
+use crate::TelegramChannel;
+use crate::runtime::TelegramRuntime;
+
+/// `type = "telegram"`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Telegram;
+
+#[derive(Debug, Deserialize)]
+struct ChannelKeys {
+    token: Option<String>,
+    mode: Option<String>,
+    api_url: Option<String>,
+    secret_token: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RecipientKeys {
+    chat_id: Option<Id>,
+    topic: Option<Id>,
+    answerers: Option<Vec<Id>>,
+}
+
+/// A Telegram id, written as a number (`42`) or a string (`"42"`, `"@channel"`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum Id {
+    Number(i64),
+    Text(String),
+}
+
+impl Id {
+    fn text(&self) -> String {
+        match self {
+            Self::Number(id) => id.to_string(),
+            Self::Text(id) => id.trim().to_owned(),
+        }
+    }
+}
+
+/// A checked Telegram channel.
+#[derive(Debug, Clone)]
+pub struct TelegramSettings {
+    name: String,
+    token: Secret,
+    api_url: Option<reqwest::Url>,
+    /// Webhook mode's secret; `None` in polling mode.
+    webhook_secret: Option<Secret>,
+}
+
+impl TelegramSettings {
+    /// Settings for polling with `token`, against `api_url` (the real Bot API
+    /// when `None`).
+    pub fn polling(name: &str, token: &str, api_url: Option<reqwest::Url>) -> Self {
+        Self {
+            name: name.to_owned(),
+            token: Secret::new(token.to_owned()),
+            api_url,
+            webhook_secret: None,
+        }
+    }
+}
+
+impl ChannelSettings for TelegramSettings {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn kind(&self) -> &'static str {
+        "telegram"
+    }
+
+    fn start(&self) -> Arc<dyn ChannelRuntime> {
+        let channel = TelegramChannel::new(&self.name, self.token.expose(), self.api_url.clone());
+        Arc::new(TelegramRuntime::new(Arc::new(channel), self.webhook_secret.clone()))
+    }
+}
+
+impl AdapterKind for Telegram {
+    fn kind(&self) -> &'static str {
+        "telegram"
+    }
+
+    fn channel(
+        &self,
+        check: &mut ConfigCheck<'_>,
+        name: &str,
+        table: toml::Table,
+        server: ServerContext<'_>,
+    ) -> Option<Box<dyn ChannelSettings>> {
+        let key = |field: &str| format!("channels.{name}.{field}");
+        let keys: ChannelKeys = check.table(&format!("channels.{name}"), table)?;
+        let webhook_secret = match keys.mode.as_deref().unwrap_or("polling") {
+            "polling" => None,
+            "webhook" => {
+                if server.public_url.is_none() {
+                    check.problem(
+                        &key("mode"),
+                        "webhook mode needs askgate's public address for Telegram to call.",
+                        "set server.public_url = \"https://askgate.example.com\", or use mode = \"polling\".",
+                    );
+                }
+                if keys.secret_token.is_none() {
+                    check.problem(
+                        &key("secret_token"),
+                        "webhook mode needs a secret that Telegram sends with every update.",
+                        "add secret_token = \"${TELEGRAM_WEBHOOK_SECRET}\" (32 or more letters, digits, '-' or '_').",
+                    );
+                }
+                check.secret(&key("secret_token"), keys.secret_token.as_deref())
+            }
+            other => {
+                check.problem(
+                    &key("mode"),
+                    format!("\"{other}\" is not a mode."),
+                    "use \"polling\" or \"webhook\".",
+                );
+                None
+            }
+        };
+        let token = check.platform_secret(
+            &key("token"),
+            keys.token.as_deref(),
+            "a Telegram channel needs its bot token.",
+            "add token = \"${TELEGRAM_BOT_TOKEN}\" and export the token BotFather gave you.",
+        );
+        let token = token.filter(|token| {
+            let well_formed = is_bot_token(token.expose());
+            if !well_formed {
+                check.problem(
+                    &key("token"),
+                    "this is not a Telegram bot token (digits, a colon, then letters, digits, '-' or '_').",
+                    "copy the token BotFather gave you.",
+                );
+            }
+            well_formed
+        });
+        let api_url = keys
+            .api_url
+            .as_deref()
+            .and_then(|url| check.value(&key("api_url"), url))
+            .and_then(|url| match reqwest::Url::parse(&url) {
+                Ok(url) => Some(url),
+                Err(_) => {
+                    check.problem(
+                        &key("api_url"),
+                        format!("\"{url}\" is not a URL."),
+                        "write it as \"http://127.0.0.1:8081/\", or remove it to use Telegram's.",
+                    );
+                    None
+                }
+            });
+        Some(Box::new(TelegramSettings {
+            name: name.to_owned(),
+            token: token?,
+            api_url,
+            webhook_secret,
+        }))
+    }
+
+    fn recipient(&self, check: &mut ConfigCheck<'_>, name: &str, table: toml::Table) -> Option<Address> {
+        let key = |field: &str| format!("recipients.{name}.{field}");
+        let keys: RecipientKeys = check.table(&format!("recipients.{name}"), table)?;
+        let Some(chat) = keys.chat_id.as_ref().map(Id::text) else {
+            check.problem(
+                &key("chat_id"),
+                "a Telegram recipient needs the chat to write to.",
+                "add chat_id = <the chat id> (a person's user id for a private chat).",
+            );
+            return None;
+        };
+        let answerers: Vec<String> = keys.answerers.iter().flatten().map(Id::text).collect();
+        // A group chat id is negative (a channel is `@name`): there, who may answer must be said.
+        let group = chat.starts_with('-') || chat.starts_with('@');
+        if group && answerers.is_empty() {
+            check.problem(
+                &key("answerers"),
+                "in a group anyone could answer.",
+                "list the Telegram user ids allowed to answer: answerers = [123456789].",
+            );
+            return None;
+        }
+        Some(Address {
+            destination: Destination {
+                conversation: chat,
+                thread: keys.topic.as_ref().map(Id::text),
+            },
+            answerers,
+        })
+    }
+}
+
+/// Digits, a colon, then letters, digits, `-` or `_`.
+fn is_bot_token(token: &str) -> bool {
+    token.split_once(':').is_some_and(|(id, secret)| {
+        !id.is_empty()
+            && id.bytes().all(|b| b.is_ascii_digit())
+            && !secret.is_empty()
+            && secret
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    })
+}

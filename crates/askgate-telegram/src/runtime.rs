@@ -1,0 +1,87 @@
+//! [`TelegramRuntime`]: a Telegram channel as askgate's binary runs it —
+//! `getMe` to check the token, then long polling, or the webhook route and
+//! `setWebhook`.
+
+use std::sync::Arc;
+
+use askgate_adapter::config::{Problem, Secret};
+use askgate_adapter::runtime::{ChannelRuntime, Shutdown};
+use askgate_core::channel::{Channel, ChannelError, InboundSink};
+use async_trait::async_trait;
+use axum::Router;
+
+use crate::{TelegramChannel, polling, webhook};
+
+/// A running Telegram channel.
+#[derive(Debug)]
+pub struct TelegramRuntime {
+    channel: Arc<TelegramChannel>,
+    /// Webhook mode's secret; `None` in polling mode.
+    webhook_secret: Option<Secret>,
+}
+
+impl TelegramRuntime {
+    /// The runtime of `channel`, taking updates by webhook when a secret is
+    /// given and by long polling otherwise.
+    pub fn new(channel: Arc<TelegramChannel>, webhook_secret: Option<Secret>) -> Self {
+        Self {
+            channel,
+            webhook_secret,
+        }
+    }
+
+    fn path(&self) -> String {
+        format!("/telegram/{}", self.name())
+    }
+}
+
+#[async_trait]
+impl ChannelRuntime for TelegramRuntime {
+    fn name(&self) -> &str {
+        self.channel.name()
+    }
+
+    fn channel(&self) -> Arc<dyn Channel> {
+        self.channel.clone()
+    }
+
+    async fn check(&self) -> Result<String, Problem> {
+        let username = self.channel.check().await.map_err(|error| Problem {
+            key: format!("channels.{}.token", self.name()),
+            what: format!("Telegram refused it (getMe): {error}."),
+            fix: "check the token with BotFather (/token), and that this machine reaches the Bot API.".into(),
+        })?;
+        let mode = if self.webhook_secret.is_some() {
+            "webhook"
+        } else {
+            "polling"
+        };
+        Ok(format!("bot @{username}, {mode}"))
+    }
+
+    fn routes(&self, sink: Arc<dyn InboundSink>) -> Option<Router> {
+        let secret = self.webhook_secret.as_ref()?;
+        Some(webhook::router(
+            &self.path(),
+            self.channel.clone(),
+            sink,
+            secret.expose(),
+        ))
+    }
+
+    async fn register(&self, base: &str) -> Result<(), ChannelError> {
+        let Some(secret) = &self.webhook_secret else {
+            return Ok(());
+        };
+        let url = reqwest::Url::parse(&format!("{base}{}", self.path())).map_err(|_| ChannelError::Rejected {
+            reason: format!("\"{base}\" does not make a webhook URL"),
+        })?;
+        webhook::register(&self.channel, url, secret.expose()).await
+    }
+
+    async fn run(self: Arc<Self>, sink: Arc<dyn InboundSink>, shutdown: Shutdown) {
+        if self.webhook_secret.is_none() {
+            polling::run(self.channel.clone(), sink, shutdown.wait()).await;
+        }
+    }
+}

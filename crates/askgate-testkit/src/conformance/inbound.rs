@@ -1,0 +1,1 @@
+//! The inbound half of the conformance suite (being written).
