@@ -32,7 +32,7 @@ mod tests {
 
     #[test]
     fn the_pause_doubles_up_to_32_seconds_and_a_platform_delay_wins() {
-        let pauses: Vec<u64> = (0..9).map(|attempt| backoff(attempt).as_millis() as u64).collect();
+        let pauses: Vec<u128> = (0..9).map(|attempt| backoff(attempt).as_millis()).collect();
         assert_eq!(pauses, [500, 1000, 2000, 4000, 8000, 16_000, 32_000, 32_000, 32_000]);
         let limited = ChannelError::RateLimited {
             retry_after: Duration::from_secs(7),

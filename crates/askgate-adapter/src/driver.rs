@@ -186,7 +186,7 @@ mod tests {
         type Update = &'static str;
         type Ack = &'static str;
 
-        fn name(&self) -> &str {
+        fn name(&self) -> &'static str {
             "test"
         }
 

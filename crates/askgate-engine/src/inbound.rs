@@ -70,8 +70,12 @@ impl Engine {
         let mut wrote = Wrote(false);
         let reaction = match &event.kind {
             InboundKind::ButtonPressed { token, .. } => self.pressed(channel, event, token, &mut wrote).await?,
+            // A modal closes when submitted: its outcome is confirmed with a notice.
             InboundKind::FreeTextSubmitted { token, text } => match ButtonToken::decode(token) {
-                Ok(token) => self.typed(channel, event, &token.question, text, &mut wrote).await?,
+                Ok(token) => {
+                    self.typed(channel, event, &token.question, text, Confirm::Notice, &mut wrote)
+                        .await?
+                }
                 Err(_) => Reaction::Nothing,
             },
             InboundKind::FormSubmitted { token, values } => match ButtonToken::decode(token) {
@@ -80,7 +84,10 @@ impl Engine {
             },
             InboundKind::TextReply { text, reply_to, .. } => {
                 match self.target(channel, event, reply_to.as_ref()).await? {
-                    Target::Question(id) => self.typed(channel, event, &id, text, &mut wrote).await?,
+                    Target::Question(id) => {
+                        self.typed(channel, event, &id, text, Confirm::InConversation, &mut wrote)
+                            .await?
+                    }
                     Target::NothingPending(chrome) => Reaction::Reply {
                         text: chrome.nothing_pending().to_owned(),
                     },
@@ -159,19 +166,25 @@ impl Engine {
         event: &InboundEvent,
         id: &QuestionId,
         text: &str,
+        confirm: Confirm,
         wrote: &mut Wrote,
     ) -> Result<Reaction, EngineError> {
         let record = match self.addressed(channel, event, id).await? {
             Addressed::Open(record) => record,
             Addressed::Refused(reaction) => return Ok(reaction),
         };
+        let chrome = record.locale.chrome();
         let outcome = ReplyReader::new(&record.request).read(&record.progress, text);
-        match self.apply(&record, event, outcome, wrote).await? {
-            Applied::Refused(reaction) => Ok(reaction),
-            Applied::Partial(text) => Ok(Reaction::Reply { text }),
+        let skipped = matches!(outcome, ReplyOutcome::Skipped);
+        Ok(match (self.apply(&record, event, outcome, wrote).await?, confirm) {
+            (Applied::Refused(reaction), _) => reaction,
+            (Applied::Partial(text), Confirm::InConversation) => Reaction::Reply { text },
             // The message itself is edited into the summary: no reply needed.
-            Applied::Resolved => Ok(Reaction::Nothing),
-        }
+            (Applied::Resolved, Confirm::InConversation) => Reaction::Nothing,
+            (Applied::Partial(text), Confirm::Notice) => notice(&text, false),
+            (Applied::Resolved, Confirm::Notice) if skipped => notice(chrome.skip_submitted(), false),
+            (Applied::Resolved, Confirm::Notice) => notice(chrome.answer_submitted(), false),
+        })
     }
 
     /// A submitted form (Answer…) for question `id`: each field read by the
@@ -345,6 +358,15 @@ impl Engine {
 /// Whether handling an event wrote to the store (only then is the event
 /// recorded as seen: a reaction that changed nothing writes nothing).
 struct Wrote(bool);
+
+/// How the outcome of a typed answer is confirmed: in the conversation (a
+/// typed message: progress as a reply, the answer by the edited prompt), or
+/// as a notice (a modal, which closes and leaves nothing else to show).
+#[derive(Clone, Copy)]
+enum Confirm {
+    InConversation,
+    Notice,
+}
 
 /// What a reply or a form did to an open question.
 enum Applied {

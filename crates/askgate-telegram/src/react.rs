@@ -63,11 +63,10 @@ pub async fn react(channel: &TelegramChannel, sink: &Arc<dyn InboundSink>, ack: 
         }
     }
     let follow_up = match (&ack, reaction) {
-        (_, Reaction::Nothing)
+        // Telegram has no forms (its capabilities declare none): nothing asks for one.
+        (_, Reaction::Nothing | Reaction::AskForm { .. })
         | (Ack::Callback { .. }, Reaction::Notice { .. })
         | (Ack::Message { .. }, Reaction::AskFreeText { .. }) => return,
-        // Telegram has no forms (its capabilities declare none): nothing asks for one.
-        (_, Reaction::AskForm { .. }) => return,
         (_, reaction) => reaction,
     };
     let (sender, sink) = (channel.clone(), Arc::clone(sink));

@@ -72,3 +72,352 @@ async fn the_telegram_adapter_conforms() {
     let channel = TelegramChannel::new("tg", fake.token(), Some(fake.api_url().parse().unwrap()));
     conformance::run(&Telegram { fake, channel }).await;
 }
+
+/// The inbound suite (`conformance::inbound`): a person in Telegram, with the
+/// real engine and store behind the adapter, in both of its inbound modes.
+mod inbound {
+    use std::sync::{Arc, OnceLock};
+    use std::time::Duration;
+
+    use askgate_core::channel::{Channel, Destination, InboundSink, MessageRef};
+    use askgate_core::{Locale, QuestionId};
+    use askgate_engine::{Engine, Recipient};
+    use askgate_store::QuestionRecord;
+    use askgate_telegram::TelegramChannel;
+    use askgate_testkit::conformance::inbound::{self, Features, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who};
+    use askgate_testkit::telegram::{Call, FakeTelegram, TgChat, TgUser};
+    use async_trait::async_trait;
+    use serde_json::{Value, json};
+
+    const ALICE: i64 = 1001;
+    const BOB: i64 = 1002;
+    const ROOM: i64 = -2002;
+    const WEBHOOK_PATH: &str = "/telegram/tg";
+    const WEBHOOK_SECRET: &str = "conformance-webhook-secret-0123456789abcdef";
+    /// How long a reply queued for its chat's turn may take to go out: the
+    /// chat's send line paces a chat to one message a second.
+    const QUIET: Duration = Duration::from_secs(5);
+
+    /// Every scenario but Answer…: Telegram has no forms.
+    const SCENARIOS: [&str; 8] = [
+        "a_tap_on_an_option_answers_the_waiting_agent",
+        "typed_replies_answer_over_several_messages",
+        "other_opens_a_free_text_input_whose_words_answer",
+        "a_stranger_is_refused_and_changes_nothing",
+        "a_second_tap_is_told_the_question_was_already_answered",
+        "skip_gives_the_agent_no_answer",
+        "a_slow_store_still_applies_the_tap_once",
+        "a_failing_store_loses_no_answer",
+    ];
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Mode {
+        Polling,
+        Webhook,
+    }
+
+    struct Telegram {
+        fake: FakeTelegram,
+        channel: Arc<TelegramChannel>,
+        mode: Mode,
+        /// The engine the suite connected, to see when a force-reply is attached.
+        engine: OnceLock<Engine>,
+    }
+
+    fn user(who: Who) -> TgUser {
+        match who {
+            Who::Recipient => TgUser::new(ALICE, "Alice"),
+            Who::Stranger => TgUser::new(BOB, "Bob"),
+        }
+    }
+
+    fn room() -> TgChat {
+        TgChat::group(ROOM, "Release team")
+    }
+
+    /// The chat a question is in, and its message's id.
+    fn question_message(question: &QuestionRecord) -> (TgChat, i64) {
+        let message = &question.delivery.as_ref().unwrap().messages[0];
+        let chat = match message.conversation.parse::<i64>().unwrap() {
+            ROOM => room(),
+            ALICE => TgChat::private(ALICE),
+            other => panic!("the suite's question went to chat {other}"),
+        };
+        (chat, message.message.parse().unwrap())
+    }
+
+    fn sends(calls: &[Call]) -> impl Iterator<Item = &Value> {
+        calls
+            .iter()
+            .filter(|call| call.method == "sendMessage")
+            .map(|call| &call.body)
+    }
+
+    fn edits_of(calls: &[Call], chat: i64, message: i64) -> usize {
+        calls
+            .iter()
+            .filter(|call| {
+                call.method == "editMessageText"
+                    && call.body["chat_id"] == json!(chat)
+                    && call.body["message_id"] == json!(message)
+            })
+            .count()
+    }
+
+    impl Telegram {
+        async fn start(mode: Mode) -> Self {
+            let fake = FakeTelegram::start().await;
+            fake.add_chat(&TgChat::private(ALICE));
+            fake.add_chat(&room());
+            let channel = Arc::new(TelegramChannel::new(
+                "tg",
+                fake.token(),
+                Some(fake.api_url().parse().unwrap()),
+            ));
+            Self {
+                fake,
+                channel,
+                mode,
+                engine: OnceLock::new(),
+            }
+        }
+
+        /// The bot's newest message in `chat` replying to `message`: the
+        /// force-reply Other… sent.
+        fn force_reply_to(&self, chat: i64, message: i64) -> Option<i64> {
+            self.fake
+                .messages()
+                .get(&chat)?
+                .iter()
+                .rev()
+                .find(|sent| sent["reply_to_message"]["message_id"] == json!(message))
+                .and_then(|sent| sent["message_id"].as_i64())
+        }
+
+        /// `who` sends `text` in the question's chat as a reply to `reply_to`,
+        /// and sees, once Telegram's update is confirmed, the bot's reply to
+        /// it, or nothing (the question's message edited into its summary
+        /// instead, or nothing within [`QUIET`]).
+        async fn send(&self, who: Who, question: &QuestionRecord, text: &str, reply_to: i64) -> Seen {
+            let (chat, question) = question_message(question);
+            // Counted before the message: the engine may end the question
+            // (and the edit go out) before Telegram hears the update confirmed.
+            let edits_before = edits_of(&self.fake.calls(), chat.id, question);
+            let update = self.fake.message(&user(who), &chat, text, Some(reply_to), None);
+            let chat = chat.id;
+            let update_id = update["update_id"].clone();
+            let message = update["message"]["message_id"].as_i64().unwrap();
+            let confirmed = tokio::time::timeout(PATIENCE, async {
+                while self
+                    .fake
+                    .pending_updates()
+                    .iter()
+                    .any(|pending| pending["update_id"] == update_id)
+                {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            })
+            .await;
+            if confirmed.is_err() {
+                return Seen::Nothing;
+            }
+            let shown = tokio::time::timeout(QUIET, async {
+                loop {
+                    let reply = self.fake.messages().get(&chat).and_then(|sent| {
+                        sent.iter()
+                            .find(|sent| sent["reply_to_message"]["message_id"] == json!(message))
+                            .cloned()
+                    });
+                    if let Some(reply) = reply {
+                        return Seen::Reply {
+                            text: reply["text"].as_str().unwrap().to_owned(),
+                        };
+                    }
+                    if edits_of(&self.fake.calls(), chat, question) > edits_before {
+                        return Seen::Nothing;
+                    }
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            })
+            .await;
+            shown.unwrap_or(Seen::Nothing)
+        }
+
+        /// Waits until the engine knows the force-reply `message` belongs to
+        /// `question`: a reply to it sooner could find no question, where a
+        /// person could not even have seen it yet.
+        async fn attached(&self, chat: i64, message: i64, question: &QuestionId) {
+            let engine = self.engine.get().expect("the suite connected the engine");
+            let force = MessageRef {
+                conversation: chat.to_string(),
+                message: message.to_string(),
+            };
+            tokio::time::timeout(PATIENCE, async {
+                while engine
+                    .store()
+                    .question_for_message("tg", &force)
+                    .await
+                    .unwrap()
+                    .as_ref()
+                    != Some(question)
+                {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            })
+            .await
+            .expect("the force-reply is attached to its question");
+        }
+    }
+
+    #[async_trait]
+    impl PersonPlatform for Telegram {
+        fn features(&self) -> Features {
+            Features {
+                typed_replies: true,
+                free_text: true,
+                forms: false,
+                groups: true,
+                strangers: true,
+                sink: true,
+                redelivers: true,
+            }
+        }
+
+        fn channel(&self) -> Arc<dyn Channel> {
+            self.channel.clone()
+        }
+
+        fn recipients(&self) -> Vec<Recipient> {
+            let recipient = |name: &str, display_name: &str, chat: i64, answerers: Vec<String>| Recipient {
+                name: name.into(),
+                display_name: display_name.into(),
+                channel: "tg".into(),
+                destination: Destination {
+                    conversation: chat.to_string(),
+                    thread: None,
+                },
+                answerers,
+                locale: Locale::En,
+            };
+            vec![
+                recipient(PERSON, "Alice", ALICE, Vec::new()),
+                recipient(GROUP, "Release team", ROOM, vec![ALICE.to_string()]),
+            ]
+        }
+
+        async fn connect(&self, engine: Engine, sink: Arc<dyn InboundSink>) {
+            self.engine.set(engine).unwrap();
+            match self.mode {
+                Mode::Polling => {
+                    let channel = self.channel.clone();
+                    // The poller ends with the test's runtime.
+                    tokio::spawn(askgate_telegram::polling::run(channel, sink, std::future::pending()));
+                }
+                Mode::Webhook => {
+                    let router =
+                        askgate_telegram::webhook::router(WEBHOOK_PATH, self.channel.clone(), sink, WEBHOOK_SECRET);
+                    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                    let base = format!("http://{}", listener.local_addr().unwrap());
+                    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+                    let url = format!("https://askgate.test{WEBHOOK_PATH}").parse().unwrap();
+                    askgate_telegram::webhook::register(&self.channel, url, WEBHOOK_SECRET)
+                        .await
+                        .unwrap();
+                    // The fake stands in for Telegram behind a reverse proxy.
+                    self.fake.deliver_webhooks_to(&base);
+                }
+            }
+        }
+
+        async fn tap(&self, who: Who, question: &QuestionRecord, token: &str) -> Seen {
+            let (chat, message) = question_message(question);
+            let sends_before = sends(&self.fake.calls()).count();
+            let tapper = user(who);
+            let update = self.fake.tap(&tapper, &chat, message, token);
+            let callback = update["callback_query"]["id"].clone();
+            let answered = |calls: &[Call]| {
+                calls
+                    .iter()
+                    .find(|call| call.method == "answerCallbackQuery" && call.body["callback_query_id"] == callback)
+                    .map(|call| call.body.clone())
+            };
+            let Ok(calls) = self.fake.wait_until(PATIENCE, |calls| answered(calls).is_some()).await else {
+                return Seen::Nothing;
+            };
+            let answer = answered(&calls).unwrap();
+            if let Some(text) = answer["text"].as_str() {
+                return Seen::Notice {
+                    text: text.to_owned(),
+                    alert: answer["show_alert"] == json!(true),
+                };
+            }
+            // No notice: a force-reply aimed at the tapper may follow, in the chat's turn.
+            let mention = format!("tg://user?id={}", tapper.id);
+            let aimed = |body: &Value| {
+                body["chat_id"] == json!(chat.id)
+                    && body["reply_markup"]["force_reply"] == json!(true)
+                    && body["reply_markup"]["selective"] == json!(true)
+                    && body["text"].as_str().is_some_and(|text| text.contains(&mention))
+            };
+            let force_reply = self
+                .fake
+                .wait_until(QUIET, |calls| sends(calls).skip(sends_before).any(aimed))
+                .await;
+            if force_reply.is_err() {
+                return Seen::Nothing;
+            }
+            let force = self
+                .force_reply_to(chat.id, message)
+                .expect("the force-reply is stored");
+            self.attached(chat.id, force, &question.id).await;
+            Seen::FreeTextInput
+        }
+
+        async fn type_reply(&self, who: Who, question: &QuestionRecord, text: &str) -> Seen {
+            let (_, message) = question_message(question);
+            self.send(who, question, text, message).await
+        }
+
+        async fn answer_free_text(&self, who: Who, question: &QuestionRecord, text: &str) -> Seen {
+            let (chat, message) = question_message(question);
+            let force = self
+                .force_reply_to(chat.id, message)
+                .expect("Other… sent a force-reply to answer");
+            self.send(who, question, text, force).await
+        }
+    }
+
+    #[tokio::test]
+    async fn inbound_polling() {
+        let telegram = Telegram::start(Mode::Polling).await;
+        assert_eq!(inbound::run(&telegram).await, SCENARIOS);
+        // The failed update was polled again from the same offset, not skipped.
+        let offsets: Vec<Value> = telegram
+            .fake
+            .calls_to("getUpdates")
+            .iter()
+            .map(|call| call.body["offset"].clone())
+            .collect();
+        assert!(
+            offsets.windows(2).any(|pair| pair[0] == pair[1] && pair[0] != json!(0)),
+            "{offsets:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn inbound_webhook() {
+        let telegram = Telegram::start(Mode::Webhook).await;
+        assert_eq!(inbound::run(&telegram).await, SCENARIOS);
+        // The update the store failed was answered 503, and Telegram sent it
+        // again until askgate answered 200.
+        let deliveries = telegram.fake.webhook_deliveries();
+        let refused: Vec<i64> = deliveries
+            .iter()
+            .filter(|delivery| delivery.status == Some(503))
+            .map(|delivery| delivery.update_id)
+            .collect();
+        assert_eq!(refused.len(), 1, "{deliveries:?}");
+        let attempts = telegram.fake.wait_for_delivery(refused[0], PATIENCE).await.unwrap();
+        assert_eq!(attempts.len(), 2, "{attempts:?}");
+    }
+}

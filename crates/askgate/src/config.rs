@@ -6,18 +6,15 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use askgate_adapter::config::{AdapterKind, Address, ChannelSettings, ConfigCheck, ServerContext};
+use askgate_adapter::config::{Address, ChannelSettings, ConfigCheck, ServerContext};
+
+use crate::channels::kinds;
 pub(crate) use askgate_adapter::config::{Problem, Problems, Secret};
 use askgate_core::Locale;
 use serde::Deserialize;
 
 /// The embedded default: SQLite and the web page on loopback, no tokens.
 pub(crate) const EMBEDDED_DEFAULT: &str = include_str!("../../../config/askgate.toml");
-
-/// Every kind of channel askgate has: adding a platform is one line here.
-pub(crate) fn kinds() -> Vec<Box<dyn AdapterKind>> {
-    vec![Box::new(askgate_server::Web), Box::new(askgate_telegram::Telegram)]
-}
 
 /// A checked configuration.
 #[derive(Debug)]
@@ -45,7 +42,7 @@ pub(crate) struct AgentConfig {
 pub(crate) struct RecipientConfig {
     pub(crate) name: String,
     pub(crate) channel: String,
-    /// The kind of its channel (`"web"`, `"telegram"`).
+    /// The kind of its channel (`"web"`, or a platform's).
     pub(crate) kind: String,
     pub(crate) display_name: String,
     pub(crate) locale: Locale,
@@ -425,13 +422,15 @@ mod tests {
         );
         assert_eq!(
             problems(&text),
-            ["channels.web.colour", "channels.chat.type", "recipients.me.chat_id"]
+            ["channels.chat.type", "channels.web.colour", "recipients.me.chat_id"]
         );
         let message = parse(&text, &no_env).unwrap_err().to_string();
-        assert!(
-            message.contains("\"web\", \"telegram\""),
-            "the fix lists the kinds: {message}"
-        );
+        let listed = kinds()
+            .iter()
+            .map(|k| format!("\"{}\"", k.kind()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        assert!(message.contains(&listed), "the fix lists the kinds: {message}");
         let ok = format!("{base}[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n");
         let config = parse(&ok, &no_env).unwrap();
         assert_eq!(config.channels[0].kind(), "web");

@@ -4,6 +4,7 @@
 //! | module | owns |
 //! | --- | --- |
 //! | [`cli`] | the command-line grammar (clap) |
+//! | [`channels`] | the kinds of channel askgate has: one line per adapter |
 //! | [`config`] | the TOML configuration: parsing, `${ENV}` secrets, every problem with its key |
 //! | [`serve`] | `askgate serve`: wiring, generated secrets, graceful shutdown |
 //! | [`ask`] | `askgate ask`: one question through a running server |
@@ -12,6 +13,7 @@
 //! `anyhow` lives here and only here: libraries return typed errors.
 
 mod ask;
+mod channels;
 mod cli;
 mod config;
 mod prompt;

@@ -1,1 +1,822 @@
-//! The inbound half of the conformance suite (being written).
+//! The inbound half of the conformance suite: a person on any platform acts
+//! on questions the real engine asked through the adapter, with the real
+//! SQLite store behind it, and the suite checks what they see and what the
+//! waiting agent gets (`docs/adapter-spec.md` §4).
+//!
+//! A platform's test implements [`PersonPlatform`] over its adapter and fake
+//! (what a person does there, and what they then see) and calls [`run`]. The
+//! suite starts a [`Person`]: a fresh store in a temporary directory, an
+//! [`Engine`] with the platform's channel and recipients, its timers, and
+//! between the adapter and the engine a [`Sink`] that the scenarios make slow
+//! or failing, as a loaded or broken store would be. [`run`] runs every
+//! scenario that applies to the platform's [`Features`] and returns their
+//! names, so that each test asserts exactly which ran. A scenario panics with
+//! the rule it found broken.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use askgate_core::channel::{Channel, InboundError, InboundEvent, InboundKind, InboundSink, MessageRef, Reaction};
+use askgate_core::form::FormValue;
+use askgate_core::{ButtonAction, ButtonToken, Locale, QuestionId, ToolResult};
+use askgate_engine::{Clock, Engine, EngineError, NewQuestion, NoObserver, Recipient, SessionKind};
+use askgate_store::{QuestionRecord, QuestionStatus, SqliteStore};
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// The name of the recipient who is the person, in a direct conversation
+/// with the bot. Every platform configures it.
+pub const PERSON: &str = "person";
+
+/// The name of the group recipient, whose `answerers` list the person only,
+/// where the platform has [`Features::groups`].
+pub const GROUP: &str = "team";
+
+/// How long anything may take before a scenario gives up on it: an action's
+/// wait for what the platform shows, the agent's wait for its result.
+pub const PATIENCE: Duration = Duration::from_secs(15);
+
+/// How long the slow store takes to apply an event: longer than any
+/// platform's first-response budget (Discord and Slack want 3 s).
+pub const SLOW_STORE: Duration = Duration::from_secs(4);
+
+/// How long the agent's `ask_user` call waits, at most.
+const AGENT_WAIT: Duration = Duration::from_secs(120);
+
+/// One question, single-select: native buttons wherever there are any.
+const SINGLE: &str = r#"{"questions":[{"id":"deploy","header":"Deploy","question":"Where should this build go?",
+    "options":[{"label":"Staging (Recommended)"},{"label":"Production"},{"label":"Canary"}]}],"timeoutSeconds":600}"#;
+
+/// Two questions, the second multi-select: always text.
+const TWO: &str = r#"{"questions":[
+    {"id":"deploy","header":"Deploy","question":"Where should this build go?","options":[{"label":"Staging"},{"label":"Production"}]},
+    {"id":"notify","header":"Notify","question":"Who should be told?","multiSelect":true,
+     "options":[{"label":"Team"},{"label":"On-call"},{"label":"Pager"}]}],"timeoutSeconds":600}"#;
+
+/// What applies to a platform: which scenarios run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+// One switch per way a person can act, and one per inbound guarantee: a set
+// of flags is what this is.
+#[allow(clippy::struct_excessive_bools)]
+pub struct Features {
+    /// Typed messages reach askgate (`TextReply`).
+    pub typed_replies: bool,
+    /// Other… opens a free-text input (a force-reply, a modal, a field on the page).
+    pub free_text: bool,
+    /// Answer… opens a form with one field per question (a modal, a view, the page).
+    pub forms: bool,
+    /// Group conversations: the suite configures [`GROUP`], where a stranger
+    /// can see the person's question.
+    pub groups: bool,
+    /// Someone else can act on the person's question: in a group where
+    /// `groups`, else another way (another recipient's page link).
+    pub strangers: bool,
+    /// The adapter's events go through [`InboundSink::handle`] (through the
+    /// suite's [`Sink`]), and the person sees the engine's reactions in the
+    /// engine's words. False for the web page, whose answers go through
+    /// [`Engine::submit`] over HTTP and are worded by the page.
+    pub sink: bool,
+    /// An event that was not acknowledged comes again (`Inbound::redelivers`).
+    pub redelivers: bool,
+}
+
+/// Who acts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Who {
+    /// The person the question is for.
+    Recipient,
+    /// Someone who may not answer it.
+    Stranger,
+}
+
+/// What the acting person saw after they acted, as the platform shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seen {
+    /// A notice only they see: a callback answer, an ephemeral message.
+    Notice {
+        /// Its text.
+        text: String,
+        /// Whether it interrupts (an alert) rather than flashes by.
+        alert: bool,
+    },
+    /// A message in the conversation.
+    Reply {
+        /// Its text.
+        text: String,
+    },
+    /// A free-text input was opened for them (a force-reply, a modal).
+    FreeTextInput,
+    /// A form was opened for them.
+    Form {
+        /// Its fields' ids (the question ids), in order.
+        fields: Vec<String>,
+    },
+    /// Nothing but the platform's own acknowledgement.
+    Nothing,
+}
+
+/// An adapter wired to its fake platform, as a person uses it.
+///
+/// Each action returns what the acting person then saw. The engine's answer
+/// can come asynchronously (a queued reply), so an action waits for it, at
+/// most [`PATIENCE`], and returns [`Seen::Nothing`] when nothing came.
+#[async_trait]
+pub trait PersonPlatform: Send + Sync {
+    /// What applies to this platform.
+    fn features(&self) -> Features;
+
+    /// The adapter, as the engine uses it.
+    fn channel(&self) -> Arc<dyn Channel>;
+
+    /// The recipients to configure: [`PERSON`] in a direct conversation with
+    /// no `answerers`, and where [`Features::groups`], [`GROUP`] whose
+    /// `answerers` list the person only.
+    fn recipients(&self) -> Vec<Recipient>;
+
+    /// Starts the adapter's inbound side into `sink` (a poller, a webhook
+    /// route the fake delivers to, a server for the page).
+    async fn connect(&self, engine: Engine, sink: Arc<dyn InboundSink>);
+
+    /// `who` taps the button carrying `token` on the question's message.
+    async fn tap(&self, who: Who, question: &QuestionRecord, token: &str) -> Seen;
+
+    /// `who` types `text` as a reply to the question's message.
+    async fn type_reply(&self, _who: Who, _question: &QuestionRecord, _text: &str) -> Seen {
+        unsupported("typed replies")
+    }
+
+    /// `who` answers the free-text input Other… opened with `text` (a reply
+    /// to the force-reply, a submitted modal, the page's own-answer field).
+    async fn answer_free_text(&self, _who: Who, _question: &QuestionRecord, _text: &str) -> Seen {
+        unsupported("free text")
+    }
+
+    /// `who` submits the form Answer… (`token`) opened, with these values.
+    async fn submit_form(&self, _who: Who, _question: &QuestionRecord, _token: &str, _values: Vec<FormValue>) -> Seen {
+        unsupported("forms")
+    }
+
+    /// How often the adapter told the platform that a response will follow
+    /// (`Inbound::defer`), where it has a first-response budget; `None` where
+    /// it has none.
+    fn deferrals(&self) -> Option<usize> {
+        None
+    }
+}
+
+fn unsupported(what: &str) -> ! {
+    panic!("the suite asked a platform without {what} to use them: its features are wrong")
+}
+
+/// One event the engine was handed through the [`Sink`], and how it went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Handled {
+    /// The event.
+    pub event: InboundEvent,
+    /// What `handle` returned.
+    pub outcome: Result<Reaction, InboundError>,
+}
+
+/// The engine as the adapter sees it, with a store that the scenarios can
+/// make slow (each `handle` delayed) or failing (`handle` returns
+/// [`InboundError::Unavailable`] with the engine's not-saved notice) for the
+/// next few events. It records every event it was handed.
+#[derive(Debug)]
+pub struct Sink {
+    engine: Engine,
+    delays: Mutex<(usize, Duration)>,
+    failures: AtomicUsize,
+    handled: Mutex<Vec<Handled>>,
+}
+
+impl Sink {
+    /// The real `engine`, neither slow nor failing yet.
+    pub fn new(engine: Engine) -> Self {
+        Self {
+            engine,
+            delays: Mutex::new((0, Duration::ZERO)),
+            failures: AtomicUsize::new(0),
+            handled: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Delays each of the next `count` events by `by` before handling it.
+    pub fn delay_next(&self, count: usize, by: Duration) {
+        *lock(&self.delays) = (count, by);
+    }
+
+    /// Fails the next `count` events, as a full disk would.
+    pub fn fail_next(&self, count: usize) {
+        self.failures.store(count, Ordering::SeqCst);
+    }
+
+    /// Every event handed over so far, in order.
+    pub fn handled(&self) -> Vec<Handled> {
+        lock(&self.handled).clone()
+    }
+
+    /// The events that were taps on the button carrying `token`.
+    pub fn taps(&self, token: &str) -> Vec<Handled> {
+        self.handled()
+            .into_iter()
+            .filter(|handled| matches!(&handled.event.kind, InboundKind::ButtonPressed { token: t, .. } if t == token))
+            .collect()
+    }
+
+    fn take_delay(&self) -> Option<Duration> {
+        let mut delays = lock(&self.delays);
+        let (count, by) = &mut *delays;
+        (*count > 0).then(|| {
+            *count -= 1;
+            *by
+        })
+    }
+}
+
+#[async_trait]
+impl InboundSink for Sink {
+    async fn handle(&self, channel: &str, event: InboundEvent) -> Result<Reaction, InboundError> {
+        if let Some(delay) = self.take_delay() {
+            tokio::time::sleep(delay).await;
+        }
+        let failing = self
+            .failures
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| left.checked_sub(1))
+            .is_ok();
+        let outcome = if failing {
+            Err(InboundError::Unavailable {
+                reason: "the conformance suite made the store fail".to_owned(),
+                notice: Locale::En.chrome().not_saved().to_owned(),
+            })
+        } else {
+            self.engine.handle(channel, event.clone()).await
+        };
+        lock(&self.handled).push(Handled {
+            event,
+            outcome: outcome.clone(),
+        });
+        outcome
+    }
+
+    async fn attach(&self, channel: &str, question: &QuestionId, message: MessageRef) {
+        self.engine.attach(channel, question, message).await;
+    }
+
+    async fn cursor(&self, channel: &str) -> Option<String> {
+        self.engine.cursor(channel).await
+    }
+
+    async fn save_cursor(&self, channel: &str, cursor: &str) {
+        self.engine.save_cursor(channel, cursor).await;
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A question an agent asked, and that agent waiting for its result.
+#[derive(Debug)]
+pub struct Asked {
+    /// The question as delivered (its messages are known).
+    pub record: QuestionRecord,
+    agent: JoinHandle<Result<QuestionRecord, EngineError>>,
+}
+
+impl Asked {
+    /// The token of the question's button for `action`.
+    pub fn token(&self, action: ButtonAction) -> String {
+        ButtonToken {
+            question: self.record.id.clone(),
+            action,
+        }
+        .encode()
+    }
+
+    /// The tool result the waiting agent got, within [`PATIENCE`].
+    pub async fn result(&mut self) -> Value {
+        let record = tokio::time::timeout(PATIENCE, &mut self.agent)
+            .await
+            .unwrap_or_else(|_| panic!("the waiting agent got no result within {PATIENCE:?}"))
+            .unwrap_or_else(|error| panic!("the waiting agent failed: {error}"))
+            .unwrap_or_else(|error| panic!("the engine failed the waiting agent: {error}"));
+        assert!(
+            record.status.is_final(),
+            "the waiting agent got no result: the question is still {}",
+            record.status
+        );
+        tool_result(&record)
+    }
+}
+
+/// The tool result of an ended question, as the agent API returns it.
+fn tool_result(record: &QuestionRecord) -> Value {
+    let answers = record.resolution.as_ref().and_then(|r| r.answers.as_ref());
+    let result = match (record.status, answers) {
+        (QuestionStatus::Answered, Some(answers)) => ToolResult::from(answers),
+        (QuestionStatus::DeliveryFailed, _) => ToolResult::DeliveryFailed,
+        _ => ToolResult::NoAnswer,
+    };
+    serde_json::to_value(result).unwrap_or_else(|error| panic!("a tool result is JSON: {error}"))
+}
+
+/// A person on a platform, with the real engine and store behind it: what
+/// every scenario acts through.
+pub struct Person<'a> {
+    platform: &'a dyn PersonPlatform,
+    features: Features,
+    engine: Engine,
+    sink: Arc<Sink>,
+    sessions: AtomicUsize,
+    /// Stops the engine's timers when the person goes.
+    _timers: oneshot::Sender<()>,
+    /// The store's directory, removed when the person goes.
+    _dir: tempfile::TempDir,
+}
+
+impl std::fmt::Debug for Person<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Person")
+            .field("features", &self.features)
+            .field("engine", &self.engine)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Person<'a> {
+    /// The engine over a fresh store in a temporary directory, with the
+    /// platform's channel and recipients, started, its timers running, and
+    /// the platform's inbound side connected to it through a [`Sink`].
+    pub async fn start(platform: &'a dyn PersonPlatform) -> Self {
+        let features = platform.features();
+        let recipients = platform.recipients();
+        let named = |name: &str| recipients.iter().find(|r| r.name == name).cloned();
+        let person = named(PERSON).unwrap_or_else(|| panic!("the platform MUST configure the recipient \"{PERSON}\""));
+        assert!(
+            person.answerers.is_empty(),
+            "\"{PERSON}\" is a direct conversation: no answerers"
+        );
+        if features.groups {
+            let group = named(GROUP)
+                .unwrap_or_else(|| panic!("a platform with groups MUST configure the recipient \"{GROUP}\""));
+            assert_eq!(
+                group.answerers.len(),
+                1,
+                "\"{GROUP}\"'s answerers MUST be the person only, so that anyone else is a stranger"
+            );
+        }
+        let dir = tempfile::tempdir().unwrap_or_else(|error| panic!("the suite needs a temporary directory: {error}"));
+        let store = SqliteStore::open(&dir.path().join("askgate.db"))
+            .await
+            .unwrap_or_else(|error| panic!("the suite's store did not open: {error}"));
+        let engine = Engine::new(
+            Arc::new(store),
+            vec![platform.channel()],
+            recipients,
+            Clock::system(),
+            Arc::new(NoObserver),
+        );
+        engine
+            .start()
+            .await
+            .unwrap_or_else(|error| panic!("the engine did not start: {error}"));
+        let (timers, stop) = oneshot::channel::<()>();
+        let running = engine.clone();
+        tokio::spawn(async move {
+            running
+                .run_timers(async move {
+                    // A dropped sender stops the timers as well as a sent stop.
+                    let _ = stop.await;
+                })
+                .await;
+        });
+        let sink = Arc::new(Sink::new(engine.clone()));
+        platform.connect(engine.clone(), sink.clone()).await;
+        Self {
+            platform,
+            features,
+            engine,
+            sink,
+            sessions: AtomicUsize::new(0),
+            _timers: timers,
+            _dir: dir,
+        }
+    }
+
+    /// The platform.
+    pub fn platform(&self) -> &dyn PersonPlatform {
+        self.platform
+    }
+
+    /// What applies to the platform.
+    pub fn features(&self) -> Features {
+        self.features
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The store's stand-in between the adapter and the engine.
+    pub fn sink(&self) -> &Sink {
+        &self.sink
+    }
+
+    /// An agent asks `to` this request (in a session of its own) and waits
+    /// for the result; returns once the question is delivered.
+    pub async fn ask(&self, to: &str, request: &str) -> Asked {
+        let request = askgate_core::validate_json(request)
+            .unwrap_or_else(|errors| panic!("the suite's request is invalid: {errors}"));
+        let session = self.sessions.fetch_add(1, Ordering::SeqCst);
+        let record = self
+            .engine
+            .ask(NewQuestion {
+                agent: "conformance".into(),
+                to: to.into(),
+                session_id: Some(format!("inbound-{session}")),
+                run_id: None,
+                session_kind: SessionKind::Main,
+                request,
+            })
+            .await
+            .unwrap_or_else(|error| panic!("the engine refused the suite's question: {error}"));
+        let engine = self.engine.clone();
+        let id = record.id.clone();
+        let agent = tokio::spawn(async move { engine.wait(&id, AGENT_WAIT).await });
+        let delivered = tokio::time::timeout(PATIENCE, async {
+            loop {
+                let current = self.current(&record.id).await;
+                if current
+                    .delivery
+                    .as_ref()
+                    .is_some_and(|d| d.complete && !d.messages.is_empty())
+                {
+                    return current;
+                }
+                assert!(
+                    !current.status.is_final(),
+                    "the adapter did not deliver the suite's question: {:?}",
+                    current.resolution
+                );
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("the question was not delivered within {PATIENCE:?}"));
+        Asked {
+            record: delivered,
+            agent,
+        }
+    }
+
+    /// The question as it is now.
+    pub async fn current(&self, id: &QuestionId) -> QuestionRecord {
+        self.engine
+            .get(id)
+            .await
+            .unwrap_or_else(|error| panic!("the store failed: {error}"))
+            .unwrap_or_else(|| panic!("question {id} is gone"))
+    }
+
+    /// The question once it ended, or `None` if it is still pending after `within`.
+    pub async fn ended_within(&self, id: &QuestionId, within: Duration) -> Option<QuestionRecord> {
+        let record = tokio::time::timeout(within + Duration::from_secs(1), self.engine.wait(id, within))
+            .await
+            .ok()?
+            .unwrap_or_else(|error| panic!("the store failed: {error}"));
+        record.status.is_final().then_some(record)
+    }
+
+    /// `who` taps the question's button for `action`.
+    pub async fn tap(&self, who: Who, asked: &Asked, action: ButtonAction) -> Seen {
+        self.platform.tap(who, &asked.record, &asked.token(action)).await
+    }
+
+    /// The display name the engine knows `recipient` by.
+    fn display_name(&self, recipient: &str) -> String {
+        let Some(known) = self.engine.recipient(recipient) else {
+            panic!("no recipient \"{recipient}\"");
+        };
+        known.display_name.clone()
+    }
+}
+
+/// The notice an accepted answer gets.
+fn submitted() -> Seen {
+    notice(Locale::En.chrome().answer_submitted(), false)
+}
+
+fn notice(text: &str, alert: bool) -> Seen {
+    Seen::Notice {
+        text: text.to_owned(),
+        alert,
+    }
+}
+
+fn answered(answers: &Value) -> Value {
+    json!({"status": "answered", "answers": {"answers": answers}})
+}
+
+/// Every scenario that applies to `platform`, in order, with one engine
+/// and store for them all; returns the names of those that ran.
+pub async fn run(platform: &dyn PersonPlatform) -> Vec<&'static str> {
+    let person = Person::start(platform).await;
+    let features = person.features();
+    let mut ran = Vec::new();
+    macro_rules! scenario {
+        ($applies:expr, $name:ident) => {
+            if $applies {
+                $name(&person).await;
+                ran.push(stringify!($name));
+            }
+        };
+    }
+    scenario!(true, a_tap_on_an_option_answers_the_waiting_agent);
+    scenario!(features.typed_replies, typed_replies_answer_over_several_messages);
+    scenario!(features.forms, answer_opens_a_form_whose_submission_answers);
+    scenario!(features.free_text, other_opens_a_free_text_input_whose_words_answer);
+    scenario!(features.strangers, a_stranger_is_refused_and_changes_nothing);
+    scenario!(true, a_second_tap_is_told_the_question_was_already_answered);
+    scenario!(true, skip_gives_the_agent_no_answer);
+    scenario!(features.sink, a_slow_store_still_applies_the_tap_once);
+    scenario!(features.sink, a_failing_store_loses_no_answer);
+    ran
+}
+
+/// Spec §4.1, §4.5, §4.8: a tap on an option reaches the engine as
+/// `ButtonPressed` with the button's token, the person sees "Answer
+/// submitted", and the waiting agent gets exactly the option tapped.
+pub async fn a_tap_on_an_option_answers_the_waiting_agent(person: &Person<'_>) {
+    let mut asked = person.ask(PERSON, SINGLE).await;
+    let seen = person.tap(Who::Recipient, &asked, ButtonAction::Choose(1)).await;
+    assert_eq!(
+        seen,
+        submitted(),
+        "a tap that answered MUST show the engine's notice to the person who tapped (§4.8)"
+    );
+    assert_eq!(
+        asked.result().await,
+        answered(&json!({"deploy": ["Production"]})),
+        "the tap MUST answer with the option its token names (§4.5)"
+    );
+}
+
+/// Spec §4.5, §4.8: typed replies to the question's message reach the
+/// engine as `TextReply`, a partial one is confirmed by a reply naming what
+/// is still needed, and the last one answers.
+pub async fn typed_replies_answer_over_several_messages(person: &Person<'_>) {
+    let mut asked = person.ask(PERSON, TWO).await;
+    let platform = person.platform();
+    let seen = platform.type_reply(Who::Recipient, &asked.record, "1: 2").await;
+    assert_eq!(
+        seen,
+        Seen::Reply {
+            text: Locale::En.chrome().got_still_needed(&["Deploy"], &["Notify"])
+        },
+        "a partial typed answer MUST be confirmed by a reply naming what is still needed (§4.8)"
+    );
+    assert_eq!(person.current(&asked.record.id).await.status, QuestionStatus::Pending);
+    platform.type_reply(Who::Recipient, &asked.record, "2: 1, 3").await;
+    assert_eq!(
+        asked.result().await,
+        answered(&json!({"deploy": ["Production"], "notify": ["Team", "Pager"]})),
+        "typed replies MUST reach the engine as typed (§4.5)"
+    );
+}
+
+/// Spec §4.5, §4.8: Answer… opens a form with one field per question
+/// (`AskForm`), and its submission (`FormSubmitted` with the form's token)
+/// answers every question.
+pub async fn answer_opens_a_form_whose_submission_answers(person: &Person<'_>) {
+    let mut asked = person.ask(PERSON, TWO).await;
+    let token = asked.token(ButtonAction::Answer);
+    let platform = person.platform();
+    let seen = platform.tap(Who::Recipient, &asked.record, &token).await;
+    assert_eq!(
+        seen,
+        Seen::Form {
+            fields: vec!["deploy".into(), "notify".into()]
+        },
+        "Answer… MUST open a form with one field per question, in order (§4.8)"
+    );
+    let values = vec![FormValue::typed("deploy", "2"), FormValue::typed("notify", "1, 3")];
+    let seen = platform
+        .submit_form(Who::Recipient, &asked.record, &token, values)
+        .await;
+    assert_eq!(
+        seen,
+        submitted(),
+        "a submitted form that answered MUST be confirmed (§4.8)"
+    );
+    assert_eq!(
+        asked.result().await,
+        answered(&json!({"deploy": ["Production"], "notify": ["Team", "Pager"]})),
+        "each field MUST reach the engine named by its question id (§4.5)"
+    );
+}
+
+/// Spec §4.8: Other… opens a free-text input for the person who tapped
+/// (`AskFreeText`), and what they write there is their answer.
+pub async fn other_opens_a_free_text_input_whose_words_answer(person: &Person<'_>) {
+    let mut asked = person.ask(PERSON, SINGLE).await;
+    let seen = person.tap(Who::Recipient, &asked, ButtonAction::Other).await;
+    assert_eq!(
+        seen,
+        Seen::FreeTextInput,
+        "Other… MUST open a free-text input for the person who tapped (§4.8)"
+    );
+    let seen = person
+        .platform()
+        .answer_free_text(Who::Recipient, &asked.record, "own words")
+        .await;
+    assert!(
+        seen == Seen::Nothing || seen == submitted(),
+        "own words that answer MUST NOT be refused, saw {seen:?}"
+    );
+    assert_eq!(
+        asked.result().await,
+        answered(&json!({"deploy": ["own words"]})),
+        "the words written after Other… MUST be the answer"
+    );
+}
+
+/// Spec §4.1, §4.8: the adapter does not judge who may answer; a stranger's
+/// tap reaches the engine, which refuses it with an alert only the stranger
+/// sees, and changes nothing; the person then answers.
+pub async fn a_stranger_is_refused_and_changes_nothing(person: &Person<'_>) {
+    let to = if person.features().groups { GROUP } else { PERSON };
+    let mut asked = person.ask(to, SINGLE).await;
+    let seen = person.tap(Who::Stranger, &asked, ButtonAction::Choose(1)).await;
+    let Seen::Notice { text, alert: true } = &seen else {
+        panic!("a stranger's tap MUST be refused with an alert only they see (§4.8), saw {seen:?}");
+    };
+    if person.features().sink {
+        let expected = Locale::En.chrome().not_for_you(&person.display_name(to));
+        assert_eq!(*text, expected, "the refusal MUST be the engine's");
+    }
+    if person.features().typed_replies && person.features().groups {
+        // A typed reply to the question's message is refused the same way.
+        let seen = person.platform().type_reply(Who::Stranger, &asked.record, "2").await;
+        let refused = match &seen {
+            Seen::Reply { text } | Seen::Notice { text, .. } => {
+                !person.features().sink || *text == Locale::En.chrome().not_for_you(&person.display_name(to))
+            }
+            _ => false,
+        };
+        assert!(
+            refused,
+            "a stranger's typed reply MUST be refused visibly (§4.8), saw {seen:?}"
+        );
+    }
+    let now = person.current(&asked.record.id).await;
+    assert_eq!(
+        (now.status, now.progress.is_empty()),
+        (QuestionStatus::Pending, true),
+        "a stranger MUST change nothing"
+    );
+    let seen = person.tap(Who::Recipient, &asked, ButtonAction::Choose(0)).await;
+    assert_eq!(seen, submitted(), "the person MUST still be able to answer");
+    assert_eq!(
+        asked.result().await,
+        answered(&json!({"deploy": ["Staging (Recommended)"]}))
+    );
+}
+
+/// Spec §4.8: a second tap on an answered question is told so, and the
+/// question is resolved once, by the first.
+pub async fn a_second_tap_is_told_the_question_was_already_answered(person: &Person<'_>) {
+    let mut asked = person.ask(PERSON, SINGLE).await;
+    assert_eq!(
+        person.tap(Who::Recipient, &asked, ButtonAction::Choose(1)).await,
+        submitted()
+    );
+    let first = person.current(&asked.record.id).await;
+    assert_eq!(first.status, QuestionStatus::Answered);
+    let seen = person.tap(Who::Recipient, &asked, ButtonAction::Choose(0)).await;
+    if person.features().sink {
+        assert_eq!(
+            seen,
+            notice(Locale::En.chrome().already_answered(), false),
+            "a tap on an answered question MUST be told so (§4.8)"
+        );
+    } else {
+        // The page words its own notices; it must not claim success.
+        assert!(
+            matches!(&seen, Seen::Notice { .. }) && seen != submitted(),
+            "a tap on an answered question MUST be told it ended, saw {seen:?}"
+        );
+    }
+    let after = person.current(&asked.record.id).await;
+    assert_eq!(
+        after.resolution, first.resolution,
+        "the question MUST be resolved once, by the first tap"
+    );
+    assert_eq!(asked.result().await, answered(&json!({"deploy": ["Production"]})));
+}
+
+/// Spec §4.5, §4.8: Skip ends the question with no answer for the agent.
+pub async fn skip_gives_the_agent_no_answer(person: &Person<'_>) {
+    let mut asked = person.ask(PERSON, SINGLE).await;
+    let seen = person.tap(Who::Recipient, &asked, ButtonAction::Skip).await;
+    assert_eq!(
+        seen,
+        notice(Locale::En.chrome().skip_submitted(), false),
+        "Skip MUST be confirmed (§4.8)"
+    );
+    assert_eq!(asked.result().await, json!({"status": "no_answer"}));
+    assert_eq!(person.current(&asked.record.id).await.status, QuestionStatus::Skipped);
+}
+
+/// Spec §4.6, §4.7: with a store slower than any first-response budget, a
+/// tap is still applied once and shown; a platform with a budget defers.
+pub async fn a_slow_store_still_applies_the_tap_once(person: &Person<'_>) {
+    let mut asked = person.ask(PERSON, SINGLE).await;
+    let token = asked.token(ButtonAction::Choose(1));
+    let deferred_before = person.platform().deferrals();
+    person.sink().delay_next(1, SLOW_STORE);
+    let started = Instant::now();
+    let seen = person.platform().tap(Who::Recipient, &asked.record, &token).await;
+    assert!(
+        started.elapsed() >= SLOW_STORE,
+        "the suite's slow store was not in the tap's way: it took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        seen,
+        submitted(),
+        "a tap MUST be shown once the engine decided, however long the store took (§4.7)"
+    );
+    assert_eq!(asked.result().await, answered(&json!({"deploy": ["Production"]})));
+    let taps = person.sink().taps(&token);
+    let applied = taps
+        .iter()
+        .filter(|handled| handled.outcome.as_ref().is_ok_and(|r| *r != Reaction::Nothing))
+        .count();
+    assert_eq!(
+        applied, 1,
+        "a slow tap MUST be applied once; any redelivery is recognized: {taps:?}"
+    );
+    if let (Some(before), Some(after)) = (deferred_before, person.platform().deferrals()) {
+        assert!(
+            after > before,
+            "a platform with a first-response budget MUST defer when the engine has not answered within it (§4.7)"
+        );
+    }
+}
+
+/// Spec §4.6: an event whose effect could not be stored is not lost. Where
+/// the platform redelivers, the adapter does not acknowledge it and it comes
+/// again, without the person tapping again; where it never does, the person
+/// is told it was not saved, and their next tap answers.
+pub async fn a_failing_store_loses_no_answer(person: &Person<'_>) {
+    let mut asked = person.ask(PERSON, SINGLE).await;
+    let token = asked.token(ButtonAction::Choose(1));
+    person.sink().fail_next(1);
+    let seen = person.platform().tap(Who::Recipient, &asked.record, &token).await;
+    let taps = person.sink().taps(&token);
+    let Some(failed) = taps.first().filter(|handled| handled.outcome.is_err()) else {
+        panic!("the suite's failing store was not in the tap's way: {taps:?}");
+    };
+    if person.features().redelivers {
+        let ended = person.ended_within(&asked.record.id, Duration::from_secs(1)).await;
+        assert!(
+            ended.is_some(),
+            "an event whose effect was not stored MUST NOT be acknowledged: it was never delivered again (§4.6); \
+             the question is still pending {PATIENCE:?} after the tap"
+        );
+        let taps = person.sink().taps(&token);
+        assert!(
+            taps.iter()
+                .all(|handled| handled.event.event_id == failed.event.event_id),
+            "the person tapped once: only that event may come again, under its own id (§4.2): {taps:?}"
+        );
+        let applied = taps
+            .iter()
+            .filter(|handled| handled.outcome.as_ref().is_ok_and(|r| *r != Reaction::Nothing))
+            .count();
+        assert_eq!(applied, 1, "the redelivered tap MUST be applied once: {taps:?}");
+        assert_eq!(
+            seen,
+            submitted(),
+            "the redelivered tap MUST be shown as answered, and the failure not at all"
+        );
+    } else {
+        assert_eq!(
+            seen,
+            notice(Locale::En.chrome().not_saved(), true),
+            "where the platform never redelivers, the person MUST be told the answer was not saved (§4.6)"
+        );
+        assert_eq!(
+            person.current(&asked.record.id).await.status,
+            QuestionStatus::Pending,
+            "an answer that was not stored MUST NOT count"
+        );
+        let seen = person.platform().tap(Who::Recipient, &asked.record, &token).await;
+        assert_eq!(seen, submitted(), "trying again MUST answer");
+    }
+    assert_eq!(asked.result().await, answered(&json!({"deploy": ["Production"]})));
+}

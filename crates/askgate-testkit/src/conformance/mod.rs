@@ -6,8 +6,12 @@
 //! | --- | --- |
 //! | [`outbound`] | what is sent and how it is edited: buttons and tokens, text parts, Answer…, escaping and mentions, editing, refusals, resuming (§1–§3) |
 //! | [`inbound`] | what a person does: taps, typed replies, Other…, Answer… forms, strangers, redeliveries, a slow or failing store, always against the real engine (§4) |
+//! | [`double`] | a small in-memory platform and adapter the inbound suite runs against, with a switch that breaks its acknowledgement |
 
+pub mod double;
 pub mod inbound;
 pub mod outbound;
 
+pub use double::{DoubleSettings, TestDouble};
+pub use inbound::{Features, PersonPlatform, Seen, Who};
 pub use outbound::{PlatformUnderTest, Shown, run};

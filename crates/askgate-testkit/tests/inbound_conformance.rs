@@ -1,0 +1,53 @@
+//! The inbound conformance suite against the testkit's own test double: a
+//! correct adapter passes it whether its platform redelivers or not, and an
+//! adapter that acknowledges an event before the engine stored it fails it.
+// Helpers panic on purpose: a panic is how a test reports a failure.
+#![allow(clippy::unwrap_used)]
+
+use std::time::Duration;
+
+use askgate_testkit::conformance::inbound;
+use askgate_testkit::conformance::{DoubleSettings, TestDouble};
+
+const EVERY_SCENARIO: [&str; 9] = [
+    "a_tap_on_an_option_answers_the_waiting_agent",
+    "typed_replies_answer_over_several_messages",
+    "answer_opens_a_form_whose_submission_answers",
+    "other_opens_a_free_text_input_whose_words_answer",
+    "a_stranger_is_refused_and_changes_nothing",
+    "a_second_tap_is_told_the_question_was_already_answered",
+    "skip_gives_the_agent_no_answer",
+    "a_slow_store_still_applies_the_tap_once",
+    "a_failing_store_loses_no_answer",
+];
+
+#[tokio::test]
+async fn a_double_that_redelivers_passes_every_scenario() {
+    let double = TestDouble::new(DoubleSettings::default());
+    assert_eq!(inbound::run(&double).await, EVERY_SCENARIO);
+    assert_eq!(double.unacknowledged(), 0, "every event was acknowledged in the end");
+}
+
+#[tokio::test]
+async fn a_double_that_never_redelivers_and_has_a_first_response_budget_passes_every_scenario() {
+    let double = TestDouble::new(DoubleSettings {
+        redelivers: false,
+        first_response_within: Some(Duration::from_millis(2500)),
+        acknowledge_before_handle: false,
+    });
+    assert_eq!(inbound::run(&double).await, EVERY_SCENARIO);
+    // Only the slow store took longer than the budget.
+    assert_eq!(double.deferred(), 1);
+}
+
+#[tokio::test]
+#[should_panic(
+    expected = "an event whose effect was not stored MUST NOT be acknowledged: it was never delivered again"
+)]
+async fn a_double_that_acknowledges_before_handle_returned_fails_the_suite() {
+    let broken = TestDouble::new(DoubleSettings {
+        acknowledge_before_handle: true,
+        ..DoubleSettings::default()
+    });
+    inbound::run(&broken).await;
+}
