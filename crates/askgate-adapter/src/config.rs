@@ -151,6 +151,52 @@ impl<'e> ConfigCheck<'e> {
         self.value(key, value).map(Secret::new)
     }
 
+    /// One of `choices` (the first is the default when `value` is absent);
+    /// `None` and a problem for anything else.
+    pub fn choice(&mut self, key: &str, value: Option<&str>, choices: &[&'static str]) -> Option<&'static str> {
+        let value = value.unwrap_or(choices.first().copied().unwrap_or_default());
+        let found = choices.iter().copied().find(|choice| *choice == value);
+        if found.is_none() {
+            let listed: Vec<String> = choices.iter().map(|c| format!("\"{c}\"")).collect();
+            self.problem(
+                key,
+                format!("\"{value}\" is not one of the choices."),
+                format!("use {}.", listed.join(" or ")),
+            );
+        }
+        found
+    }
+
+    /// A mode in which the platform calls askgate (a webhook, an interactions
+    /// endpoint) needs `server.public_url`: a problem at `key` when it is
+    /// missing. `platform` names who calls; `otherwise` is the mode that needs none.
+    pub fn requires_public_url(&mut self, key: &str, server: ServerContext<'_>, platform: &str, otherwise: &str) {
+        if server.public_url.is_none() {
+            self.problem(
+                key,
+                format!("this mode needs askgate's public address for {platform} to call."),
+                format!("set server.public_url = \"https://askgate.example.com\", or use mode = \"{otherwise}\"."),
+            );
+        }
+    }
+
+    /// An http(s) URL (a platform API's base), read from its reference;
+    /// `None` and a problem when it is not one.
+    pub fn http_url(&mut self, key: &str, value: &str) -> Option<String> {
+        let value = self.value(key, value)?;
+        let well_formed =
+            (value.starts_with("http://") || value.starts_with("https://")) && value.len() > "https://".len();
+        if !well_formed {
+            self.problem(
+                key,
+                format!("\"{value}\" is not an http(s) URL."),
+                "write it as \"http://127.0.0.1:8081/\", or remove it to use the platform's own.",
+            );
+            return None;
+        }
+        Some(value)
+    }
+
     /// Reads `table` (the keys under `prefix`, e.g. `channels.tg`) as `T`,
     /// reporting each key `T` does not know and a value of the wrong type
     /// with its full key.

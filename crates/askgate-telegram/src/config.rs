@@ -99,16 +99,9 @@ impl AdapterKind for Telegram {
     ) -> Option<Box<dyn ChannelSettings>> {
         let key = |field: &str| format!("channels.{name}.{field}");
         let keys: ChannelKeys = check.table(&format!("channels.{name}"), table)?;
-        let webhook_secret = match keys.mode.as_deref().unwrap_or("polling") {
-            "polling" => None,
-            "webhook" => {
-                if server.public_url.is_none() {
-                    check.problem(
-                        &key("mode"),
-                        "webhook mode needs askgate's public address for Telegram to call.",
-                        "set server.public_url = \"https://askgate.example.com\", or use mode = \"polling\".",
-                    );
-                }
+        let webhook_secret = match check.choice(&key("mode"), keys.mode.as_deref(), &["polling", "webhook"]) {
+            Some("webhook") => {
+                check.requires_public_url(&key("mode"), server, "Telegram", "polling");
                 if keys.secret_token.is_none() {
                     check.problem(
                         &key("secret_token"),
@@ -118,14 +111,7 @@ impl AdapterKind for Telegram {
                 }
                 check.secret(&key("secret_token"), keys.secret_token.as_deref())
             }
-            other => {
-                check.problem(
-                    &key("mode"),
-                    format!("\"{other}\" is not a mode."),
-                    "use \"polling\" or \"webhook\".",
-                );
-                None
-            }
+            _ => None,
         };
         let token = check.platform_secret(
             &key("token"),
@@ -147,17 +133,17 @@ impl AdapterKind for Telegram {
         let api_url = keys
             .api_url
             .as_deref()
-            .and_then(|url| check.value(&key("api_url"), url))
-            .and_then(|url| match reqwest::Url::parse(&url) {
-                Ok(url) => Some(url),
-                Err(_) => {
+            .and_then(|url| check.http_url(&key("api_url"), url))
+            .and_then(|url| {
+                let parsed = reqwest::Url::parse(&url).ok();
+                if parsed.is_none() {
                     check.problem(
                         &key("api_url"),
                         format!("\"{url}\" is not a URL."),
-                        "write it as \"http://127.0.0.1:8081/\", or remove it to use Telegram's.",
+                        "correct it, or remove it to use Telegram's.",
                     );
-                    None
                 }
+                parsed
             });
         Some(Box::new(TelegramSettings {
             name: name.to_owned(),

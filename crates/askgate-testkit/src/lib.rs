@@ -6,6 +6,7 @@
 //! Telegram Bot API server on `127.0.0.1:0`, with real `Update` samples
 //! (Discord and Slack fakes follow). [`conformance`] is the suite every
 //! adapter runs against its fake. Nothing here is used outside tests.
+//! [`discord::FakeDiscord`] fakes Discord's REST API, gateway and HTTP interactions.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -17,6 +18,7 @@ use async_trait::async_trait;
 use tokio::sync::Notify;
 
 pub mod conformance;
+pub mod discord;
 pub mod fake;
 pub mod telegram;
 

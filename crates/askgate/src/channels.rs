@@ -6,5 +6,9 @@ use askgate_adapter::config::AdapterKind;
 
 /// Every kind of channel, by its `type` value.
 pub(crate) fn kinds() -> Vec<Box<dyn AdapterKind>> {
-    vec![Box::new(askgate_server::Web), Box::new(askgate_telegram::Telegram)]
+    vec![
+        Box::new(askgate_server::Web),
+        Box::new(askgate_telegram::Telegram),
+        Box::new(askgate_discord::Discord),
+    ]
 }

@@ -190,7 +190,7 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
             None => check.problem(
                 &format!("channels.{name}.type"),
                 format!("\"{}\" is not a channel type askgate has.", channel.kind),
-                format!("use one of {kind_names} (discord and slack follow)."),
+                format!("use one of {kind_names} (slack follows)."),
             ),
         }
     }

@@ -115,15 +115,7 @@ fn capabilities(channel: RenderChannel) -> Capabilities {
     match channel {
         RenderChannel::Text => Capabilities::text(4096),
         RenderChannel::Telegram => askgate_telegram::channel::capabilities(),
-        // Discord: 5 rows of 5 buttons, label 80, custom_id 100; content 2000,
-        // with room left for the backslashes that markdown escaping adds;
-        // modals of 5 fields with 45-character titles and labels.
-        RenderChannel::Discord => Capabilities::text(1800)
-            .with_buttons(ButtonLimits::new(25, 80, 100))
-            .with_edits()
-            .with_free_text(FreeTextInput::Modal)
-            .with_private_notices()
-            .with_forms(FormLimits::new(5, 45, 45, 100)),
+        RenderChannel::Discord => askgate_discord::channel::capabilities(true),
         // Slack: button text 75, action_id 255, section text 3000; views with
         // a 24-character title, checkboxes for multi-select questions.
         RenderChannel::Slack => Capabilities::text(3000)

@@ -1,0 +1,304 @@
+//! [`DiscordChannel`]: what Discord can show, and sending and editing prompts.
+//!
+//! A prompt is one message per part, with `allowed_mentions: {"parse": []}`
+//! so that nothing in it pings anyone, a `nonce` with `enforce_nonce` so
+//! that Discord itself drops a repeated send, and markdown escaped. Buttons
+//! are components: the options in the first row (the first `Primary`), then
+//! Other… and Skip; a text prompt's Answer… and Skip go on its last part.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use askgate_adapter::SendLines;
+use askgate_adapter::deliver::{deliver_parts, idempotency_key};
+use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, Destination, MessageRef, Outgoing};
+use askgate_core::render::{ButtonLimits, ButtonPrompt, FormLimits, FreeTextInput, TextActions};
+use askgate_core::{Capabilities, Presentation};
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::markup::escape;
+use crate::rest::Rest;
+
+/// Discord's message limit is 2000 characters after escaping; escaping at
+/// most doubles a text, so the unescaped limit is half of it.
+const MAX_MESSAGE_CHARS: usize = 1000;
+
+/// Discord's limit on a message's content.
+const DISCORD_MAX_CONTENT: usize = 2000;
+
+/// Button styles (Discord's component docs).
+const PRIMARY: u8 = 1;
+const SECONDARY: u8 = 2;
+
+/// The prefix of a recipient that is a user: askgate opens the DM itself.
+pub const USER_PREFIX: &str = "user:";
+
+/// What Discord can show. `typed_replies` is whether typed messages reach
+/// askgate (the gateway with the Message Content intent); without them a
+/// text prompt carries Answer… and Skip.
+pub fn capabilities(typed_replies: bool) -> Capabilities {
+    let capabilities = Capabilities::text(MAX_MESSAGE_CHARS)
+        // 5 rows of 5; a label of 80 characters, a custom_id of 100.
+        .with_buttons(ButtonLimits::new(25, 80, 100))
+        .with_edits()
+        .with_free_text(FreeTextInput::Modal)
+        .with_private_notices()
+        // Modals: 5 text inputs, a 45-character title and labels, 100-character placeholders.
+        .with_forms(FormLimits::new(5, 45, 45, 100));
+    if typed_replies {
+        capabilities
+    } else {
+        capabilities.without_typed_replies()
+    }
+}
+
+/// A Discord bot as an askgate channel.
+#[derive(Debug, Clone)]
+pub struct DiscordChannel {
+    name: String,
+    rest: Rest,
+    capabilities: Capabilities,
+    lines: SendLines,
+    /// The DM channel opened for each user id.
+    dms: Arc<Mutex<HashMap<String, String>>>,
+}
+
+/// The part of Discord's channel object askgate keeps (a DM it opened).
+#[derive(Debug, Deserialize)]
+struct SentChannel {
+    id: String,
+}
+
+/// The part of Discord's message object askgate keeps.
+#[derive(Debug, Deserialize)]
+pub(crate) struct SentMessage {
+    pub(crate) id: String,
+    pub(crate) channel_id: String,
+}
+
+impl DiscordChannel {
+    /// A channel named `name` for the bot whose REST client is `rest`.
+    pub fn new(name: &str, rest: Rest, typed_replies: bool) -> Self {
+        Self {
+            name: name.to_owned(),
+            rest,
+            capabilities: capabilities(typed_replies),
+            lines: SendLines::default(),
+            dms: Arc::default(),
+        }
+    }
+
+    /// The REST client.
+    pub fn rest(&self) -> &Rest {
+        &self.rest
+    }
+
+    /// The Discord channel a destination's messages go to: the thread when
+    /// there is one, the DM (opened once) for a user.
+    async fn channel_id(&self, to: &Destination) -> Result<String, ChannelError> {
+        if let Some(thread) = &to.thread {
+            return Ok(thread.clone());
+        }
+        let Some(user) = to.conversation.strip_prefix(USER_PREFIX) else {
+            return Ok(to.conversation.clone());
+        };
+        if let Some(dm) = self.dms.lock().unwrap_or_else(PoisonError::into_inner).get(user) {
+            return Ok(dm.clone());
+        }
+        let dm: SentChannel = self
+            .rest
+            .post("/users/@me/channels", &json!({ "recipient_id": user }))
+            .await?;
+        self.dms
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(user.to_owned(), dm.id.clone());
+        Ok(dm.id)
+    }
+
+    /// Posts `body` to `channel_id` in its turn ([`SendLines`]): a 429 is
+    /// waited out and sent again there.
+    pub(crate) async fn send(&self, channel_id: &str, body: Value) -> Result<MessageRef, ChannelError> {
+        let rest = self.rest.clone();
+        let path = format!("/channels/{channel_id}/messages");
+        let sent: SentMessage = self
+            .lines
+            .send(channel_id, move || {
+                let (rest, path, body) = (rest.clone(), path.clone(), body.clone());
+                async move { rest.post(&path, &body).await }
+            })
+            .await?;
+        Ok(MessageRef {
+            conversation: sent.channel_id,
+            message: sent.id,
+        })
+    }
+}
+
+/// A message's body: escaped content, components, no pings, a nonce.
+pub(crate) fn message_body(text: &str, components: Vec<Value>, nonce: Option<String>) -> Value {
+    let mut body = json!({
+        "content": escape(text),
+        "components": Value::Array(components),
+        "allowed_mentions": {"parse": []},
+    });
+    if let Some(nonce) = nonce {
+        body["nonce"] = json!(nonce);
+        body["enforce_nonce"] = json!(true);
+    }
+    body
+}
+
+/// A nonce of at most 25 characters (Discord's limit) for an idempotency
+/// key: FNV-1a, which is stable across processes and versions.
+pub(crate) fn nonce(key: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in key.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("ag{hash:016x}")
+}
+
+fn button(label: &str, token: &str, style: u8) -> Value {
+    json!({"type": 2, "style": style, "label": label, "custom_id": token})
+}
+
+fn row(buttons: Vec<Value>) -> Value {
+    json!({"type": 1, "components": Value::Array(buttons)})
+}
+
+/// The options in a row (the first `Primary`), then Other… and Skip.
+pub(crate) fn button_rows(prompt: &ButtonPrompt) -> Vec<Value> {
+    let options = prompt
+        .options
+        .iter()
+        .map(|o| button(&o.label, &o.token, if o.primary { PRIMARY } else { SECONDARY }))
+        .collect();
+    let mut chrome: Vec<Value> = prompt
+        .other
+        .iter()
+        .map(|other| button(&other.label, &other.token, SECONDARY))
+        .collect();
+    chrome.push(button(&prompt.skip.label, &prompt.skip.token, SECONDARY));
+    vec![row(options), row(chrome)]
+}
+
+fn action_rows(actions: &TextActions) -> Vec<Value> {
+    vec![row(vec![
+        button(&actions.answer.label, &actions.answer.token, PRIMARY),
+        button(&actions.skip.label, &actions.skip.token, SECONDARY),
+    ])]
+}
+
+/// The text a prompt's first message shows.
+fn first_text(prompt: &Presentation) -> &str {
+    match prompt {
+        Presentation::Buttons(buttons) => &buttons.text,
+        Presentation::Text(text) => text.parts.first().map_or("", String::as_str),
+        _ => "",
+    }
+}
+
+/// The edited content: the prompt's text and the summary under it in bold.
+/// Where both do not fit in one message, the prompt's text gives way (the
+/// summary is what the message must say now).
+fn finished_content(text: &str, summary: &str) -> String {
+    let summary = format!("**{}**", escape(summary));
+    let mut text = escape(text);
+    let room = DISCORD_MAX_CONTENT.saturating_sub(summary.chars().count() + 3);
+    if text.chars().count() > room {
+        text = text.chars().take(room).collect::<String>();
+        // A cut escape would swallow the ellipsis' neighbour: drop a trailing backslash.
+        while text.ends_with('\\') {
+            text.pop();
+        }
+        text.push('…');
+    }
+    format!("{text}\n\n{summary}")
+}
+
+#[async_trait]
+impl Channel for DiscordChannel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn capabilities(&self) -> &Capabilities {
+        &self.capabilities
+    }
+
+    async fn deliver(&self, outgoing: &Outgoing<'_>) -> Result<Delivery, DeliveryError> {
+        let channel_id = self.channel_id(outgoing.to).await?;
+        let channel_id = channel_id.as_str();
+        deliver_parts(outgoing, |index| async move {
+            let nonce = Some(nonce(&idempotency_key(outgoing, index)));
+            let body = match outgoing.prompt {
+                Presentation::Buttons(buttons) => message_body(&buttons.text, button_rows(buttons), nonce),
+                Presentation::Text(text) => {
+                    let part = text.parts.get(index).map_or("", String::as_str);
+                    let components = match &text.actions {
+                        Some(actions) if text.actions_part() == Some(index) => action_rows(actions),
+                        _ => Vec::new(),
+                    };
+                    message_body(part, components, nonce)
+                }
+                other => {
+                    return Err(ChannelError::Rejected {
+                        reason: format!("this adapter cannot show {other:?}"),
+                    });
+                }
+            };
+            self.send(channel_id, body).await
+        })
+        .await
+    }
+
+    async fn finish(&self, delivery: &Delivery, prompt: &Presentation, summary: &str) -> Result<(), ChannelError> {
+        let Some(first) = delivery.messages.first() else {
+            return Ok(());
+        };
+        let body = json!({
+            "content": finished_content(first_text(prompt), summary),
+            "components": [],
+            "allowed_mentions": {"parse": []},
+        });
+        let path = format!("/channels/{}/messages/{}", first.conversation, first.message);
+        self.rest.patch::<serde::de::IgnoredAny>(&path, &body).await?;
+        // A text prompt's Answer… and Skip sit on its last part: remove them there too.
+        if let (Presentation::Text(text), Some(last)) = (prompt, delivery.messages.last())
+            && text.actions.is_some()
+            && last != first
+        {
+            let path = format!("/channels/{}/messages/{}", last.conversation, last.message);
+            self.rest
+                .patch::<serde::de::IgnoredAny>(&path, &json!({"components": []}))
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nonces_are_short_stable_and_distinct() {
+        let a = nonce("01JCONFORMANCE0000000000-0");
+        assert!(a.len() <= 25, "{a}");
+        assert_eq!(a, nonce("01JCONFORMANCE0000000000-0"));
+        assert_ne!(a, nonce("01JCONFORMANCE0000000000-1"));
+    }
+
+    #[test]
+    fn a_summary_too_long_to_fit_makes_the_text_give_way() {
+        let content = finished_content(&"x".repeat(990), &"y".repeat(1500));
+        assert!(content.chars().count() <= DISCORD_MAX_CONTENT);
+        assert!(content.ends_with(&format!("{}**", "y".repeat(1500))));
+        let short = finished_content("Where?", "Answered by Alice: Production");
+        assert_eq!(short, "Where?\n\n**Answered by Alice: Production**");
+    }
+}

@@ -1,0 +1,118 @@
+//! Interactions-endpoint mode: Discord POSTs each interaction to a route of
+//! askgate's own server, signed with the application's Ed25519 key. Every
+//! request's signature is verified (serenity's verifier) before anything is
+//! read; a forged or missing one gets 401. `PING` gets `PONG`; any other
+//! interaction goes to the shared driver, and its first response is the
+//! HTTP answer — sent as soon as there is one (a deferral when the store is
+//! slow), while the driver goes on to follow up.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use askgate_adapter::Driver;
+use askgate_adapter::webhook::{Unverified, Verifier, route};
+use axum::Router;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse as _, Json};
+use serde_json::json;
+use serenity::model::application::Interaction;
+use tracing::warn;
+
+use crate::DiscordChannel;
+use crate::decode::Update;
+use crate::react::Responder;
+
+/// How long the HTTP answer waits for the first response: Discord gives up
+/// after 3 s, and the driver defers at 2.5 s.
+const ANSWER_WITHIN: Duration = Duration::from_secs(3);
+
+/// Discord's Ed25519 signature over the timestamp and the raw body.
+pub struct Ed25519(serenity::interactions_endpoint::Verifier);
+
+impl Ed25519 {
+    /// A verifier for the application's public key (64 hex digits); `None`
+    /// when it is not one.
+    pub fn new(public_key: &str) -> Option<Self> {
+        let bytes = hex32(public_key)?;
+        serenity::interactions_endpoint::Verifier::try_new(bytes).ok().map(Self)
+    }
+}
+
+impl Verifier for Ed25519 {
+    fn verify(&self, headers: &HeaderMap, body: &[u8]) -> Result<(), Unverified> {
+        let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+        let (Some(signature), Some(timestamp)) = (header("x-signature-ed25519"), header("x-signature-timestamp"))
+        else {
+            return Err(Unverified("the signature headers are missing"));
+        };
+        self.0
+            .verify(signature, timestamp, body)
+            .map_err(|()| Unverified("the Ed25519 signature does not match"))
+    }
+}
+
+/// 64 hex digits as 32 bytes. Written here: serenity's parser is private,
+/// and one fixed-size key needs no crate.
+pub fn hex32(text: &str) -> Option<[u8; 32]> {
+    let text = text.trim();
+    if text.len() != 64 || !text.is_ascii() {
+        return None;
+    }
+    let mut bytes = [0_u8; 32];
+    for (index, byte) in bytes.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&text[index * 2..index * 2 + 2], 16).ok()?;
+    }
+    Some(bytes)
+}
+
+/// The route `path` (e.g. `/discord/dc`) that takes this channel's interactions.
+pub fn router(path: &str, driver: Driver<DiscordChannel>, verifier: Ed25519) -> Router {
+    let name = askgate_core::Channel::name(driver.inbound().as_ref()).to_owned();
+    route(&name.clone(), path, verifier, move |_, body| {
+        let (driver, name) = (driver.clone(), name.clone());
+        async move {
+            let interaction: Interaction = match serde_json::from_slice(&body) {
+                Ok(interaction) => interaction,
+                Err(error) => {
+                    warn!(channel = %name, %error, "a request to the interactions endpoint was not an interaction");
+                    return StatusCode::BAD_REQUEST.into_response();
+                }
+            };
+            if matches!(interaction, Interaction::Ping(_)) {
+                return Json(json!({"type": 1})).into_response();
+            }
+            let (responder, first) = Responder::over_http(&interaction, driver.inbound().rest().clone());
+            let update = Update::Interaction {
+                interaction: Box::new(interaction),
+                responder: Arc::clone(&responder),
+            };
+            // The driver runs on: after a deferral it follows up by REST. The
+            // task ends when the engine and the follow-up are done.
+            tokio::spawn(async move {
+                let _ = driver.take(&update).await;
+                // An interaction askgate ignores (a slash command) still gets
+                // an answer: the receiver below sees the responder dropped.
+                drop(update);
+                drop(responder);
+            });
+            match tokio::time::timeout(ANSWER_WITHIN, first).await {
+                Ok(Ok(response)) => Json(response).into_response(),
+                // Ignored, or not decided in time: acknowledge without a message.
+                _ => Json(json!({"type": 6})).into_response(),
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn public_keys_are_64_hex_digits() {
+        let key = "e".repeat(64);
+        assert_eq!(hex32(&key), Some([0xee; 32]));
+        assert_eq!(hex32(&"e".repeat(63)), None);
+        assert_eq!(hex32(&format!("{}x", "e".repeat(63))), None);
+    }
+}

@@ -1,0 +1,230 @@
+//! Discord's inbound side for the shared driver ([`askgate_adapter::Inbound`]),
+//! and the engine's [`Reaction`] shown the Discord way: an interaction gets
+//! exactly one first response within 3 s — an ephemeral message for a
+//! notice, a modal for Other… and Answer…, a silent acknowledgement
+//! otherwise — and anything after it is a follow-up; a typed message gets a
+//! reply, sent in its channel's turn.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use askgate_adapter::Inbound;
+use askgate_core::channel::{InboundEvent, InboundSink, Reaction};
+use askgate_core::form::Form;
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use serenity::model::application::Interaction;
+use tokio::sync::oneshot;
+use tracing::warn;
+
+use crate::DiscordChannel;
+use crate::channel::message_body;
+use crate::decode::{Ack, OTHER_FIELD, Update, decode};
+use crate::rest::Rest;
+
+/// Discord wants the first response within 3 s; this leaves room for the
+/// network.
+const FIRST_RESPONSE_WITHIN: Duration = Duration::from_millis(2500);
+
+/// Interaction response types (Discord's interaction docs).
+const MESSAGE: u8 = 4;
+const DEFERRED_UPDATE: u8 = 6;
+const MODAL: u8 = 9;
+
+/// Ephemeral: only the person who acted sees the message.
+const EPHEMERAL: u64 = 1 << 6;
+
+/// Where an interaction's responses go: the first exactly once (as the HTTP
+/// answer to Discord's request, or by the callback endpoint), the rest as
+/// follow-ups.
+pub struct Responder {
+    id: String,
+    token: String,
+    application_id: String,
+    rest: Rest,
+    first: Mutex<First>,
+}
+
+enum First {
+    /// The HTTP request Discord made is waiting for this answer.
+    Http(oneshot::Sender<Value>),
+    /// The interaction came by the gateway: answer by the callback endpoint.
+    Rest,
+    /// Answered already.
+    Done,
+}
+
+impl std::fmt::Debug for Responder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The interaction token is a credential for 15 minutes: not printed.
+        f.debug_struct("Responder")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Responder {
+    /// A responder for an interaction that came over the gateway.
+    pub fn over_rest(interaction: &Interaction, rest: Rest) -> Arc<Self> {
+        Arc::new(Self::new(interaction, rest, First::Rest))
+    }
+
+    /// A responder for an interaction that came to the interactions
+    /// endpoint; the receiver gets the first response, for the HTTP answer.
+    pub fn over_http(interaction: &Interaction, rest: Rest) -> (Arc<Self>, oneshot::Receiver<Value>) {
+        let (sender, receiver) = oneshot::channel();
+        (Arc::new(Self::new(interaction, rest, First::Http(sender))), receiver)
+    }
+
+    fn new(interaction: &Interaction, rest: Rest, first: First) -> Self {
+        let (id, token, application_id) = match interaction {
+            Interaction::Component(i) => (i.id.to_string(), i.token.clone(), i.application_id.to_string()),
+            Interaction::Modal(i) => (i.id.to_string(), i.token.clone(), i.application_id.to_string()),
+            Interaction::Command(i) | Interaction::Autocomplete(i) => {
+                (i.id.to_string(), i.token.clone(), i.application_id.to_string())
+            }
+            Interaction::Ping(i) => (i.id.to_string(), i.token.clone(), i.application_id.to_string()),
+            _ => (interaction.id().to_string(), String::new(), String::new()),
+        };
+        Self {
+            id,
+            token,
+            application_id,
+            rest,
+            first: Mutex::new(first),
+        }
+    }
+
+    /// Sends `response` as the first response, or, when one went already
+    /// (a deferral), what it says as a follow-up.
+    async fn respond(&self, response: Value) {
+        let first = std::mem::replace(
+            &mut *self.first.lock().unwrap_or_else(PoisonError::into_inner),
+            First::Done,
+        );
+        let outcome = match first {
+            First::Http(sender) => {
+                // The HTTP request may have timed out meanwhile: nothing more to do then.
+                let _ = sender.send(response);
+                Ok(())
+            }
+            First::Rest => {
+                let path = format!("/interactions/{}/{}/callback", self.id, self.token);
+                self.rest.post_empty(&path, &response).await
+            }
+            First::Done => self.follow_up(&response).await,
+        };
+        if let Err(error) = outcome {
+            warn!(event = %self.id, %error, "could not respond to a Discord interaction");
+        }
+    }
+
+    /// After a deferral, a message response becomes an ephemeral follow-up;
+    /// a modal can no longer be opened (Discord allows one only as the first
+    /// response), so its title is said instead.
+    async fn follow_up(&self, response: &Value) -> Result<(), askgate_core::ChannelError> {
+        let content = match response["type"].as_u64() {
+            Some(t) if t == u64::from(MESSAGE) => response["data"]["content"].clone(),
+            Some(t) if t == u64::from(MODAL) => response["data"]["title"].clone(),
+            _ => return Ok(()),
+        };
+        let body = json!({"content": content, "flags": EPHEMERAL, "allowed_mentions": {"parse": []}});
+        let path = format!("/webhooks/{}/{}", self.application_id, self.token);
+        self.rest.post_empty(&path, &body).await
+    }
+}
+
+/// A notice only the acting person sees.
+fn ephemeral(text: &str) -> Value {
+    let mut data = message_body(text, Vec::new(), None);
+    data["flags"] = json!(EPHEMERAL);
+    json!({"type": MESSAGE, "data": data})
+}
+
+fn text_input(custom_id: &str, label: &str, placeholder: &str) -> Value {
+    json!({"type": 1, "components": [{
+        "type": 4, "custom_id": custom_id, "style": 2, "label": label,
+        "placeholder": placeholder, "required": true, "max_length": 1000,
+    }]})
+}
+
+fn modal(custom_id: &str, title: &str, rows: Vec<Value>) -> Value {
+    json!({"type": MODAL, "data": {"custom_id": custom_id, "title": title, "components": Value::Array(rows)}})
+}
+
+/// Answer…'s form as a modal: one paragraph field per question.
+fn form_modal(form: &Form) -> Value {
+    let rows = form
+        .fields
+        .iter()
+        .map(|field| text_input(&field.id, &field.label, &field.placeholder))
+        .collect();
+    modal(&form.token, &form.title, rows)
+}
+
+/// The response an interaction gets for `reaction`.
+pub(crate) fn interaction_response(reaction: &Reaction) -> Value {
+    match reaction {
+        Reaction::Notice { text, .. } | Reaction::Reply { text } => ephemeral(text),
+        Reaction::AskFreeText {
+            token,
+            title,
+            placeholder,
+            ..
+        } => modal(token, title, vec![text_input(OTHER_FIELD, title, placeholder)]),
+        Reaction::AskForm { form, .. } => form_modal(form),
+        // Nothing to say (or a reaction this adapter does not know): the
+        // mandatory acknowledgement only.
+        _ => json!({"type": DEFERRED_UPDATE}),
+    }
+}
+
+#[async_trait]
+impl Inbound for DiscordChannel {
+    type Update = Update;
+    type Ack = Ack;
+
+    fn name(&self) -> &str {
+        askgate_core::Channel::name(self)
+    }
+
+    fn decode(&self, update: &Update) -> Option<(InboundEvent, Ack)> {
+        decode(update)
+    }
+
+    /// Discord delivers an interaction once and a message once: a failure to
+    /// store is told to the person instead (the driver does).
+    fn redelivers(&self) -> bool {
+        false
+    }
+
+    fn first_response_within(&self) -> Option<Duration> {
+        Some(FIRST_RESPONSE_WITHIN)
+    }
+
+    async fn defer(&self, ack: &Ack) {
+        if let Ack::Interaction(responder) = ack {
+            responder.respond(json!({"type": DEFERRED_UPDATE})).await;
+        }
+    }
+
+    async fn react(&self, ack: Ack, reaction: Reaction, _sink: &Arc<dyn InboundSink>) {
+        match ack {
+            Ack::Interaction(responder) => responder.respond(interaction_response(&reaction)).await,
+            Ack::Message { channel_id, message_id } => {
+                let (Reaction::Notice { text, .. } | Reaction::Reply { text }) = reaction else {
+                    return;
+                };
+                let mut body = message_body(&text, Vec::new(), None);
+                body["message_reference"] = json!({"message_id": message_id, "fail_if_not_exists": false});
+                body["allowed_mentions"] = json!({"parse": [], "replied_user": false});
+                // In the channel's turn, after earlier replies there; serenity
+                // handles each gateway event on a task of its own, so waiting
+                // here holds up no one else.
+                if let Err(error) = self.send(&channel_id, body).await {
+                    warn!(channel = askgate_core::Channel::name(self), %error, "could not reply to a Discord message");
+                }
+            }
+        }
+    }
+}
