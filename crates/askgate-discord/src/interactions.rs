@@ -23,7 +23,7 @@ use crate::decode::Update;
 use crate::react::Responder;
 
 /// How long the HTTP answer waits for the first response: Discord gives up
-/// after 3 s, and the driver defers at 2.5 s.
+/// after 3 s, and the driver defers at 2 s.
 const ANSWER_WITHIN: Duration = Duration::from_secs(3);
 
 /// Discord's Ed25519 signature over the timestamp and the raw body.

@@ -24,7 +24,7 @@ use crate::rest::Rest;
 
 /// Discord wants the first response within 3 s; this leaves room for the
 /// network.
-const FIRST_RESPONSE_WITHIN: Duration = Duration::from_millis(2500);
+const FIRST_RESPONSE_WITHIN: Duration = Duration::from_secs(2);
 
 /// Interaction response types (Discord's interaction docs).
 const MESSAGE: u8 = 4;

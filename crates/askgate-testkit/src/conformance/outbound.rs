@@ -55,15 +55,18 @@ fn single() -> AskRequest {
     )
 }
 
-fn question_id() -> QuestionId {
-    QuestionId::parse("01JCONFORMANCE0000000000").unwrap_or_else(|_| unreachable!("a valid id"))
+/// The id of the question a check asks: one per check, since a platform may
+/// take a second send of the same question's part for a retry and drop it
+/// (Discord's `nonce`, from `deliver::idempotency_key`).
+fn question_id(check: u8) -> QuestionId {
+    QuestionId::parse(&format!("01JCONFORMANCE{check:010}")).unwrap_or_else(|_| unreachable!("a valid id"))
 }
 
-async fn deliver(platform: &dyn PlatformUnderTest, presentation: &Presentation) -> Delivery {
+async fn deliver(platform: &dyn PlatformUnderTest, question: &QuestionId, presentation: &Presentation) -> Delivery {
     let destination = platform.destination();
     let delivery = platform
         .channel()
-        .deliver(&Outgoing::new(&question_id(), &destination, presentation))
+        .deliver(&Outgoing::new(question, &destination, presentation))
         .await
         .unwrap_or_else(|error| panic!("MUST deliver a prompt the fake accepts: {error}"));
     assert!(!delivery.messages.is_empty(), "MUST return every message it sent");
@@ -74,11 +77,12 @@ async fn deliver(platform: &dyn PlatformUnderTest, presentation: &Presentation) 
 /// Other… and Skip, each carrying its token verbatim.
 pub async fn buttons_carry_the_tokens_verbatim_in_order(platform: &dyn PlatformUnderTest) {
     let caps = platform.channel().capabilities().clone();
-    let presentation = render(&single(), &caps, &question_id(), Locale::En);
+    let question = question_id(0);
+    let presentation = render(&single(), &caps, &question, Locale::En);
     let Presentation::Buttons(prompt) = &presentation else {
         panic!("a channel with buttons MUST get buttons for one single-select question; capabilities {caps:?}");
     };
-    let delivery = deliver(platform, &presentation).await;
+    let delivery = deliver(platform, &question, &presentation).await;
     assert_eq!(delivery.messages.len(), 1, "buttons MUST go out as one message");
     let shown = platform
         .shown(&delivery.messages[0].conversation, &delivery.messages[0].message)
@@ -112,7 +116,7 @@ pub async fn text_prompts_are_sent_part_by_part_without_buttons(platform: &dyn P
         "Part one of the prompt".into(),
         "Part two of the prompt".into(),
     ]));
-    let delivery = deliver(platform, &presentation).await;
+    let delivery = deliver(platform, &question_id(1), &presentation).await;
     assert_eq!(delivery.messages.len(), 2, "each part MUST be one message, in order");
     for (message, expected) in delivery.messages.iter().zip(["Part one", "Part two"]) {
         let shown = platform.shown(&message.conversation, &message.message).await;
@@ -125,7 +129,7 @@ pub async fn text_prompts_are_sent_part_by_part_without_buttons(platform: &dyn P
 pub async fn agent_text_is_literal_and_mentions_no_one(platform: &dyn PlatformUnderTest) {
     let literal = "<b>bold</b> *star* _under_ [link](http://x) `code` @everyone @alice <!channel> &amp;";
     let presentation = Presentation::Text(TextPrompt::new(vec![literal.into()]));
-    let delivery = deliver(platform, &presentation).await;
+    let delivery = deliver(platform, &question_id(2), &presentation).await;
     let shown = platform
         .shown(&delivery.messages[0].conversation, &delivery.messages[0].message)
         .await;
@@ -143,8 +147,9 @@ fn is_invisible(c: char) -> bool {
 /// added, every button removed; finishing again succeeds.
 pub async fn finishing_keeps_the_text_adds_the_summary_and_removes_the_buttons(platform: &dyn PlatformUnderTest) {
     let caps = platform.channel().capabilities().clone();
-    let presentation = render(&single(), &caps, &question_id(), Locale::En);
-    let delivery = deliver(platform, &presentation).await;
+    let question = question_id(3);
+    let presentation = render(&single(), &caps, &question, Locale::En);
+    let delivery = deliver(platform, &question, &presentation).await;
     let summary = "Answered by Alice: Production";
     for attempt in ["first", "repeated"] {
         platform
@@ -176,7 +181,7 @@ pub async fn a_refusal_is_rejected_not_retried(platform: &dyn PlatformUnderTest)
     let destination = platform.destination();
     match platform
         .channel()
-        .deliver(&Outgoing::new(&question_id(), &destination, &presentation))
+        .deliver(&Outgoing::new(&question_id(4), &destination, &presentation))
         .await
     {
         Err(failed) => {
@@ -194,11 +199,12 @@ pub async fn a_refusal_is_rejected_not_retried(platform: &dyn PlatformUnderTest)
 /// Answer… and Skip, with their tokens, on its last part.
 pub async fn a_text_prompt_on_a_channel_with_forms_carries_answer_and_skip(platform: &dyn PlatformUnderTest) {
     let caps = platform.channel().capabilities().clone();
-    let presentation = render(&two_questions(), &caps, &question_id(), Locale::En);
+    let question = question_id(5);
+    let presentation = render(&two_questions(), &caps, &question, Locale::En);
     let Presentation::Text(prompt) = &presentation else {
         panic!("two questions MUST be text");
     };
-    let delivery = deliver(platform, &presentation).await;
+    let delivery = deliver(platform, &question, &presentation).await;
     let last = delivery
         .messages
         .last()
@@ -224,15 +230,17 @@ pub async fn a_text_prompt_on_a_channel_with_forms_carries_answer_and_skip(platf
 /// out, and returns every message of the prompt.
 pub async fn a_retry_sends_only_the_parts_not_yet_out(platform: &dyn PlatformUnderTest) {
     let presentation = Presentation::Text(TextPrompt::new(vec!["First part".into(), "Second part".into()]));
+    let question = question_id(6);
     let first = deliver(
         platform,
+        &question,
         &Presentation::Text(TextPrompt::new(vec!["First part".into()])),
     )
     .await;
     let destination = platform.destination();
     let resumed = platform
         .channel()
-        .deliver(&Outgoing::new(&question_id(), &destination, &presentation).after(&first.messages))
+        .deliver(&Outgoing::new(&question, &destination, &presentation).after(&first.messages))
         .await
         .unwrap_or_else(|error| panic!("MUST resume a delivery: {error}"));
     assert_eq!(
