@@ -18,12 +18,14 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::markup::escape;
+use crate::markup::{escape, escape_within};
 use crate::rest::Rest;
 
-/// Discord's message limit is 2000 characters after escaping; escaping at
-/// most doubles a text, so the unescaped limit is half of it.
-const MAX_MESSAGE_CHARS: usize = 1000;
+/// The unescaped limit: room for the largest question with native buttons
+/// (about 1,250 characters with four long descriptions), and 500 characters
+/// of Discord's 2000 for the backslashes escaping adds. Text with more
+/// markdown characters than that is escaped less ([`crate::markup::escape_within`]).
+const MAX_MESSAGE_CHARS: usize = 1500;
 
 /// Discord's limit on a message's content.
 const DISCORD_MAX_CONTENT: usize = 2000;
@@ -140,7 +142,7 @@ impl DiscordChannel {
 /// A message's body: escaped content, components, no pings, a nonce.
 pub(crate) fn message_body(text: &str, components: Vec<Value>, nonce: Option<String>) -> Value {
     let mut body = json!({
-        "content": escape(text),
+        "content": escape_within(text, DISCORD_MAX_CONTENT),
         "components": Value::Array(components),
         "allowed_mentions": {"parse": []},
     });

@@ -32,6 +32,32 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// Characters that could reach someone or somewhere: mention and link syntax.
+const ESSENTIAL: &[char] = &['\\', '<', '>', '@', '[', ']', '(', ')'];
+
+/// [`escape`], unless that is longer than `max` characters (a text made
+/// mostly of markdown characters): then only mention and link syntax is
+/// escaped, and where even that does not fit, nothing — pings are off for
+/// every message anyway (`allowed_mentions`), and a prompt is never cut.
+pub fn escape_within(text: &str, max: usize) -> String {
+    let full = escape(text);
+    if full.chars().count() <= max {
+        return full;
+    }
+    let mut essential = String::with_capacity(text.len() + 64);
+    for c in text.chars() {
+        if ESSENTIAL.contains(&c) {
+            essential.push('\\');
+        }
+        essential.push(c);
+    }
+    if essential.chars().count() <= max {
+        essential
+    } else {
+        text.to_owned()
+    }
+}
+
 /// The text a person sees for `escaped`: backslashes before punctuation
 /// dropped, as Discord renders them. For tests and length checks.
 pub fn shown(escaped: &str) -> String {
@@ -69,5 +95,15 @@ mod tests {
         // Plain words stay as they are; the layout's own numbering is kept from list rendering.
         assert_eq!(escape("Deploy — where?"), "Deploy — where?");
         assert_eq!(escape("2) Production"), "2\\) Production");
+    }
+
+    #[test]
+    fn text_too_marked_up_to_escape_whole_is_escaped_less_never_cut() {
+        let stars = "*".repeat(1500);
+        let within = escape_within(&stars, 2000);
+        assert_eq!(within, stars, "mention and link syntax only: none here");
+        let links = format!("{}<@1>", "*".repeat(1400));
+        assert!(escape_within(&links, 2000).ends_with("\\<\\@1\\>"));
+        assert_eq!(shown(&escape_within("a *b*", 2000)), "a *b*");
     }
 }

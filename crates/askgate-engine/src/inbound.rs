@@ -6,6 +6,8 @@
 //! even the event's id, so that it stays within a platform's few seconds
 //! for a first response (a Discord modal, a Slack `views.open`).
 
+use std::time::Duration;
+
 use askgate_core::channel::{
     ConversationKind, InboundError, InboundEvent, InboundKind, InboundSink, MessageRef, Reaction,
 };
@@ -314,11 +316,27 @@ impl Engine {
         if event.conversation_kind == ConversationKind::Group {
             return Ok(Target::None);
         }
-        if let Some(id) = store
-            .newest_pending_in_conversation(channel, &event.conversation)
-            .await?
-        {
-            return Ok(Target::Question(id));
+        let mut waited = Duration::ZERO;
+        loop {
+            if let Some(id) = store
+                .newest_pending_in_conversation(channel, &event.conversation)
+                .await?
+            {
+                return Ok(Target::Question(id));
+            }
+            // A question on its way to this channel may land in this very
+            // conversation (a DM whose id askgate learns from the send's
+            // answer): wait for its delivery a moment, with reads only.
+            let on_its_way = store
+                .pending()
+                .await?
+                .iter()
+                .any(|record| record.channel == channel && record.delivery.is_none());
+            if !on_its_way || waited >= DELIVERY_RECORD_WAIT {
+                break;
+            }
+            tokio::time::sleep(DELIVERY_RECORD_POLL).await;
+            waited += DELIVERY_RECORD_POLL;
         }
         Ok(Target::NothingPending(
             self.locale_in(channel, &event.conversation).chrome(),
@@ -328,9 +346,23 @@ impl Engine {
     /// Checks that the event may act on question `id`: same channel and
     /// conversation, the person allowed, the question still open.
     async fn addressed(&self, channel: &str, event: &InboundEvent, id: &QuestionId) -> Result<Addressed, EngineError> {
-        let Some(record) = self.get(id).await? else {
+        let Some(mut record) = self.get(id).await? else {
             return Ok(Addressed::Refused(Reaction::Nothing));
         };
+        // The platform may deliver a tap on a prompt before askgate stored
+        // where the prompt went (the send's answer is still on its way): wait
+        // for the delivery a moment, with reads only. (Real time, not the
+        // engine's clock: this is a bounded poll of the store, not a deadline.)
+        let mut waited = Duration::ZERO;
+        while record.delivery.is_none()
+            && record.status == QuestionStatus::Pending
+            && record.conversation != event.conversation
+            && waited < DELIVERY_RECORD_WAIT
+        {
+            tokio::time::sleep(DELIVERY_RECORD_POLL).await;
+            waited += DELIVERY_RECORD_POLL;
+            record = self.get(id).await?.ok_or(EngineError::NotFound)?;
+        }
         // `conversation` is where the question was delivered (a DM's own id,
         // not the user id it was addressed to).
         if record.channel != channel || record.conversation != event.conversation {
@@ -354,6 +386,11 @@ impl Engine {
         Ok(ended(status, chrome))
     }
 }
+
+/// How long a tap waits for its prompt's delivery to be stored, and how
+/// often it looks: well within a platform's first-response budget.
+const DELIVERY_RECORD_WAIT: Duration = Duration::from_secs(1);
+const DELIVERY_RECORD_POLL: Duration = Duration::from_millis(25);
 
 /// Whether handling an event wrote to the store (only then is the event
 /// recorded as seen: a reaction that changed nothing writes nothing).

@@ -1,0 +1,791 @@
+//! The real binary with a Discord channel, against the testkit's fake
+//! Discord on loopback. Every scenario of a person in Discord runs twice:
+//! with askgate holding the fake's gateway (`gateway::…`), and with the fake
+//! sending signed interactions by `POST` to askgate's endpoint (`interactions::…`).
+// Helpers panic on purpose: a panic is how a test reports a failure.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use askgate_testkit::discord::{
+    Disconnect, DiscordChannel, DiscordUser, Failure, FakeDiscord, InteractionRecord, Reply, SeenMessage, Signature,
+};
+use serde_json::{Value, json};
+use support::{AGENT_TOKEN, Server};
+use tokio::task::JoinHandle;
+
+const ALICE: u64 = 411_111_111_111_111_111;
+const BOB: u64 = 422_222_222_222_222_222;
+const GUILD: u64 = 433_333_333_333_333_333;
+/// A guild text channel where Alice (only she) answers for the recipient "ops".
+const OPS: u64 = 444_444_444_444_444_444;
+/// What askgate is told its public address is (interactions mode needs one);
+/// the fake is pointed at the real port.
+const PUBLIC_URL: &str = "https://askgate.test";
+/// How long a step may take before the test fails.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+const CREATE_MESSAGE: &str = "POST /channels/{channel_id}/messages";
+const EDIT_MESSAGE: &str = "PATCH /channels/{channel_id}/messages/{message_id}";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Gateway,
+    Interactions,
+}
+
+fn alice() -> DiscordUser {
+    DiscordUser::new(ALICE, "alice").with_global_name("Alice")
+}
+
+fn bob() -> DiscordUser {
+    DiscordUser::new(BOB, "bob").with_global_name("Bob")
+}
+
+fn ops() -> DiscordChannel {
+    DiscordChannel::guild(OPS, GUILD, "releases")
+}
+
+/// The channel `dc` in `mode` with `token`, and two recipients: Alice by
+/// DM, "ops" in a guild channel (Alice answers).
+fn discord_config(fake: &FakeDiscord, mode: Mode, token: &str) -> String {
+    let mode = match mode {
+        Mode::Gateway => "mode = \"gateway\"\n".to_owned(),
+        Mode::Interactions => format!("mode = \"interactions\"\npublic_key = \"{}\"\n", fake.public_key()),
+    };
+    format!(
+        "\n[channels.dc]\ntype = \"discord\"\ntoken = \"{token}\"\napi_url = \"{api}\"\n{mode}\n\
+         [recipients.alice]\nchannel = \"dc\"\nuser_id = \"{ALICE}\"\ndisplay_name = \"Alice\"\n\n\
+         [recipients.ops]\nchannel = \"dc\"\nchannel_id = \"{OPS}\"\nanswerers = [\"{ALICE}\"]\ndisplay_name = \"Ops\"\n",
+        api = fake.api_url(),
+    )
+}
+
+fn server_keys(mode: Mode) -> String {
+    match mode {
+        Mode::Gateway => String::new(),
+        Mode::Interactions => format!("public_url = \"{PUBLIC_URL}\""),
+    }
+}
+
+fn deploy(to: &str) -> Value {
+    json!({
+        "to": to,
+        "questions": [{"id": "deploy", "header": "Deploy", "question": "Where should this build go?",
+            "options": [{"label": "Staging (Recommended)", "description": "safe, resets nightly"},
+                        {"label": "Production"}]}],
+    })
+}
+
+fn two_questions(to: &str) -> Value {
+    json!({
+        "to": to,
+        "questions": [
+            {"id": "deploy", "header": "Deploy", "question": "Where should this build go?",
+             "options": [{"label": "Staging (Recommended)"}, {"label": "Production"}, {"label": "Canary"}]},
+            {"id": "notify", "header": "Notify", "question": "Who should be told?", "multiSelect": true,
+             "options": [{"label": "Team channel"}, {"label": "On-call"}, {"label": "Nobody"}]},
+        ],
+    })
+}
+
+fn answered(deploy: &str) -> Value {
+    json!({"status": "answered", "answers": {"answers": {"deploy": [deploy]}}})
+}
+
+/// A question the agent asked with the blocking `POST /v1/ask`.
+struct Asked {
+    id: String,
+    result: JoinHandle<Value>,
+}
+
+impl Asked {
+    /// The tool result the waiting agent got.
+    async fn result(&mut self, within: Duration) -> Value {
+        match tokio::time::timeout(within, &mut self.result).await {
+            Ok(result) => result.unwrap(),
+            Err(elapsed) => panic!(
+                "question {}: the waiting agent got no result within {within:?} ({elapsed})",
+                self.id
+            ),
+        }
+    }
+
+    /// A button's `custom_id` for this question.
+    fn token(&self, action: &str) -> String {
+        format!("ag1:{}:{action}", self.id)
+    }
+}
+
+/// The fake Discord and askgate running against it in one mode.
+struct Discord {
+    fake: FakeDiscord,
+    server: Server,
+    mode: Mode,
+    /// Alice's DM channel (its id is not hers).
+    dm: DiscordChannel,
+}
+
+impl Drop for Discord {
+    #[allow(
+        clippy::print_stderr,
+        reason = "a failed test's diagnostics; panicking again in a drop would abort"
+    )]
+    fn drop(&mut self) {
+        // A failed test shows what askgate logged and what the fake saw.
+        if std::thread::panicking() {
+            eprintln!("askgate's log:\n{}", self.server.stderr());
+            eprintln!("the fake's calls: {:#?}", self.fake.calls());
+            eprintln!("the fake's interactions: {:#?}", self.fake.interactions());
+        }
+    }
+}
+
+impl Discord {
+    async fn start(mode: Mode) -> Self {
+        let fake = FakeDiscord::start().await;
+        fake.add_user(&alice());
+        fake.add_user(&bob());
+        fake.add_channel(&ops());
+        let dm = fake.dm_channel(&alice());
+        assert_ne!(dm.id, ALICE, "a DM has an id of its own");
+        let server = Server::start_with(&server_keys(mode), &discord_config(&fake, mode, fake.token()));
+        let discord = Self { fake, server, mode, dm };
+        discord.route_interactions();
+        discord
+    }
+
+    /// In interactions mode, points the fake's deliveries at askgate's current port.
+    fn route_interactions(&self) {
+        if self.mode == Mode::Interactions {
+            self.fake.deliver_interactions_to(&self.server.url("/discord/dc"));
+        }
+    }
+
+    /// `POST /v1/ask`, answered in the background.
+    async fn ask(&self, body: &Value) -> Asked {
+        let response = self
+            .server
+            .http()
+            .post(self.server.url("/v1/ask"))
+            .bearer_auth(AGENT_TOKEN)
+            .json(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 200, "POST /v1/ask {body}");
+        let id = response.headers()["askgate-question-id"].to_str().unwrap().to_owned();
+        let result = tokio::spawn(async move {
+            let text = response.text().await.unwrap();
+            serde_json::from_str(text.trim()).unwrap_or_else(|error| panic!("{text:?} is not JSON: {error}"))
+        });
+        Asked { id, result }
+    }
+
+    /// The message of question `id` (the one whose components name it), as
+    /// soon as it is shown: a click at once must count (the engine waits for
+    /// the delivery to be stored).
+    async fn prompt_of(&self, channel: u64, id: &str) -> SeenMessage {
+        self.fake
+            .wait_for_message(channel, PATIENCE, |message| {
+                message
+                    .components()
+                    .iter()
+                    .any(|component| component.custom_id.as_deref().is_some_and(|custom| custom.contains(id)))
+            })
+            .await
+            .unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    /// The message as the channel shows it once its content contains `summary`.
+    async fn edited_into(&self, channel: u64, message: u64, summary: &str) -> SeenMessage {
+        self.fake
+            .wait_for_message(channel, PATIENCE, |seen| {
+                seen.id == message && shown(&seen.content).contains(summary)
+            })
+            .await
+            .unwrap_or_else(|error| {
+                panic!(
+                    "message {message} edited into {summary:?}: {error}; it is {:?}",
+                    self.fake.message_by_id(message)
+                )
+            })
+    }
+
+    /// The `n`th answer the person saw to their interaction (from 1).
+    async fn reply(&self, interaction: &InteractionRecord, n: usize) -> Reply {
+        let replies = self
+            .fake
+            .wait_for_replies(interaction.id, n, PATIENCE)
+            .await
+            .unwrap_or_else(|error| panic!("{error}; the interaction: {:?}", self.fake.interaction(interaction.id)));
+        replies[n - 1].clone()
+    }
+
+    /// The message the person saw in answer to their interaction: the first
+    /// answer, or the follow-up after a deferral (askgate defers when storing
+    /// takes more than 2.5 s, as on a busy machine).
+    async fn notice(&self, interaction: &InteractionRecord) -> Reply {
+        match self.reply(interaction, 1).await {
+            Reply::DeferredUpdate | Reply::Deferred { .. } => self.reply(interaction, 2).await,
+            first => first,
+        }
+    }
+
+    async fn status(&self, id: &str) -> Value {
+        self.server.question(id).await["status"].clone()
+    }
+
+    /// The bot's reply to the person's message `message_id`.
+    async fn reply_to(&self, channel: u64, message_id: u64) -> SeenMessage {
+        self.fake
+            .wait_for_message(channel, PATIENCE, |seen| seen.reply_to == Some(message_id))
+            .await
+            .unwrap_or_else(|error| panic!("a reply to {message_id}: {error}"))
+    }
+
+    /// The bot token is not in askgate's log.
+    fn assert_no_secret_logged(&mut self) {
+        let log = self.server.stderr();
+        assert!(log.contains("askgate is serving"), "the log is read: {log}");
+        let token = self.fake.token();
+        let secret = token.rsplit('.').next().unwrap();
+        assert!(!log.contains(secret), "the bot token is in the log:\n{log}");
+    }
+}
+
+/// What a person sees of a message's markdown: a backslash before
+/// punctuation is an escape, not shown.
+fn shown(content: &str) -> String {
+    let mut out = String::with_capacity(content.len());
+    let mut chars = content.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.peek().is_some_and(char::is_ascii_punctuation) {
+            out.extend(chars.next());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// An ephemeral message with exactly this text, or a failure naming what came.
+fn assert_ephemeral(reply: &Reply, text: &str) {
+    match reply {
+        Reply::Message { content, ephemeral, .. } | Reply::FollowUp { content, ephemeral, .. } => {
+            assert_eq!(content, text, "{reply:?}");
+            assert!(*ephemeral, "only the person sees it: {reply:?}");
+        }
+        other => panic!("expected an ephemeral {text:?}, got {other:?}"),
+    }
+}
+
+fn message_id(event: &Value) -> u64 {
+    event["id"].as_str().unwrap().parse().unwrap()
+}
+
+async fn eventually<T>(what: &str, probe: impl Fn() -> Option<T>) -> T {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "{what}: not within {PATIENCE:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Scenarios, each run in both modes.
+
+/// Ask over HTTP → the components (exact JSON) in Alice's DM, whose id is
+/// not hers → a click → the waiting agent gets the exact result, Alice sees
+/// "Answer submitted" alone, the message is edited and its buttons go.
+async fn a_click_answers_the_waiting_agent_and_edits_the_message(mode: Mode) {
+    let mut dc = Discord::start(mode).await;
+    let mut asked = dc.ask(&deploy("alice")).await;
+    let prompt = dc.prompt_of(dc.dm.id, &asked.id).await;
+    assert_eq!(dc.fake.dm_channel_id(ALICE), Some(dc.dm.id));
+    let opened = dc.fake.calls_to("POST /users/@me/channels");
+    assert_eq!(opened.len(), 1, "{opened:?}");
+    assert_eq!(opened[0].body, json!({"recipient_id": ALICE.to_string()}));
+
+    let sent = dc.fake.calls_to(CREATE_MESSAGE);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0].path, format!("/channels/{}/messages", dc.dm.id));
+    let body = &sent[0].body;
+    let nonce = body["nonce"].as_str().unwrap();
+    assert!(!nonce.is_empty() && nonce.chars().count() <= 25, "{body}");
+    let content = "Question for you \\(reply within 15 min\\)\n\nDeploy — Where should this build go?\n\
+                   • Staging \\(Recommended\\) — safe, resets nightly\n• Production";
+    let button = |label: &str, action: &str, style: u8| json!({"type": 2, "style": style, "label": label, "custom_id": asked.token(action)});
+    assert_eq!(
+        *body,
+        json!({
+            "content": content,
+            "components": [
+                {"type": 1, "components": [button("Staging (Recommended)", "0", 1), button("Production", "1", 2)]},
+                {"type": 1, "components": [button("Other…", "o", 2), button("Skip", "s", 2)]},
+            ],
+            "allowed_mentions": {"parse": []},
+            "nonce": nonce,
+            "enforce_nonce": true,
+        })
+    );
+    assert!(prompt.pings.is_empty(), "nobody is pinged: {prompt:?}");
+
+    let click = dc.fake.click(&alice(), &dc.dm, prompt.id, &asked.token("1")).await;
+    assert_eq!(asked.result(PATIENCE).await, answered("Production"));
+    assert_ephemeral(&dc.notice(&click).await, "Answer submitted");
+    let edited = dc
+        .edited_into(dc.dm.id, prompt.id, "Answered by Alice: Production")
+        .await;
+    assert!(edited.rows.is_empty(), "the buttons are gone: {edited:?}");
+    assert!(
+        edited.content.contains("Where should this build go?"),
+        "the question stays: {edited:?}"
+    );
+    let edits = dc.fake.calls_to(EDIT_MESSAGE);
+    assert_eq!(edits.len(), 1, "{edits:?}");
+    assert_eq!(edits[0].body["components"], json!([]), "{edits:?}");
+    assert_eq!(edits[0].path, format!("/channels/{}/messages/{}", dc.dm.id, prompt.id));
+    dc.assert_no_secret_logged();
+}
+
+/// Other… opens a modal (the click's first response); what is typed there
+/// is the free-text answer.
+async fn other_opens_a_modal_whose_text_is_the_answer(mode: Mode) {
+    let dc = Discord::start(mode).await;
+    let mut asked = dc.ask(&deploy("ops")).await;
+    let prompt = dc.prompt_of(OPS, &asked.id).await;
+    let click = dc.fake.click(&alice(), &ops(), prompt.id, &asked.token("o")).await;
+    let Reply::Modal(modal) = dc.reply(&click, 1).await else {
+        panic!("Other… opens a modal: {:?}", dc.fake.interaction(click.id));
+    };
+    assert_eq!(modal.fields.len(), 1, "{modal:?}");
+    assert_eq!(dc.status(&asked.id).await, json!("pending"));
+    let field = modal.fields[0].custom_id.clone();
+    let submit = dc
+        .fake
+        .submit_modal(&alice(), &ops(), &modal.custom_id, &[(&field, "  the lab cluster  ")])
+        .await;
+    assert_eq!(asked.result(PATIENCE).await, answered("the lab cluster"));
+    assert_ephemeral(&dc.notice(&submit).await, "Answer submitted");
+    let resource = dc.server.question(&asked.id).await;
+    assert_eq!(
+        resource["resolution"]["answers"]["deploy"][0]["kind"],
+        json!("free_text"),
+        "{resource}"
+    );
+    dc.edited_into(OPS, prompt.id, "Answered by Alice: the lab cluster")
+        .await;
+}
+
+/// A prompt of two questions is text with Answer… and Skip. In gateway mode
+/// it is answered by two typed messages, the first confirmed with what is
+/// still missing; by the endpoint, through Answer…'s modal.
+async fn a_two_question_prompt_is_answered(mode: Mode) {
+    let dc = Discord::start(mode).await;
+    let mut asked = dc.ask(&two_questions("alice")).await;
+    let prompt = dc
+        .fake
+        .wait_for_message(dc.dm.id, PATIENCE, |message| {
+            message.content.starts_with("Questions for you")
+        })
+        .await
+        .unwrap();
+    assert!(prompt.content.contains("Where should this build go?"), "{prompt:?}");
+    assert!(prompt.content.contains("On-call"), "{prompt:?}");
+    match mode {
+        Mode::Gateway => {
+            let first = dc.fake.message(&alice(), &dc.dm, "1: canary", None);
+            let confirmed = dc.reply_to(dc.dm.id, message_id(&first)).await;
+            assert_eq!(confirmed.content, "Got Deploy. Still needed: Notify", "{confirmed:?}");
+            assert!(confirmed.pings.is_empty(), "{confirmed:?}");
+            assert_eq!(dc.status(&asked.id).await, json!("pending"));
+            dc.fake.message(&alice(), &dc.dm, "2: team channel, 2", None);
+        }
+        Mode::Interactions => {
+            let answer = prompt
+                .components()
+                .into_iter()
+                .find(|component| component.label.as_deref() == Some("Answer…"))
+                .and_then(|component| component.custom_id.clone())
+                .unwrap_or_else(|| panic!("the prompt carries Answer…: {prompt:?}"));
+            let click = dc.fake.click(&alice(), &dc.dm, prompt.id, &answer).await;
+            let Reply::Modal(modal) = dc.reply(&click, 1).await else {
+                panic!("Answer… opens a modal: {:?}", dc.fake.interaction(click.id));
+            };
+            let fields: Vec<&str> = modal.fields.iter().map(|field| field.custom_id.as_str()).collect();
+            assert_eq!(fields, ["deploy", "notify"], "{modal:?}");
+            let submit = dc
+                .fake
+                .submit_modal(
+                    &alice(),
+                    &dc.dm,
+                    &modal.custom_id,
+                    &[("deploy", "3"), ("notify", "team channel, 2")],
+                )
+                .await;
+            assert_ephemeral(&dc.notice(&submit).await, "Answer submitted");
+        }
+    }
+    assert_eq!(
+        asked.result(PATIENCE).await,
+        json!({"status": "answered", "answers": {"answers": {
+            "deploy": ["Canary"], "notify": ["Team channel", "On-call"]}}})
+    );
+    let edited = dc.edited_into(dc.dm.id, prompt.id, "Deploy: Canary").await;
+    assert!(edited.content.contains("Notify: Team channel, On-call"), "{edited:?}");
+    assert!(edited.rows.is_empty(), "{edited:?}");
+}
+
+/// In a guild channel only the listed answerer counts: a stranger's click
+/// is refused where only they see it, and changes nothing.
+async fn in_a_guild_channel_a_stranger_is_refused_and_changes_nothing(mode: Mode) {
+    let dc = Discord::start(mode).await;
+    let mut asked = dc.ask(&deploy("ops")).await;
+    let prompt = dc.prompt_of(OPS, &asked.id).await;
+    let stranger = dc.fake.click(&bob(), &ops(), prompt.id, &asked.token("1")).await;
+    assert_ephemeral(&dc.notice(&stranger).await, "This question is for Ops");
+    assert_eq!(dc.status(&asked.id).await, json!("pending"));
+    assert!(dc.fake.calls_to(EDIT_MESSAGE).is_empty());
+    let unchanged = dc.fake.message_by_id(prompt.id).unwrap();
+    assert_eq!(unchanged.rows, prompt.rows);
+    assert!(!unchanged.edited);
+
+    let click = dc.fake.click(&alice(), &ops(), prompt.id, &asked.token("0")).await;
+    assert_eq!(asked.result(PATIENCE).await, answered("Staging (Recommended)"));
+    assert_ephemeral(&dc.notice(&click).await, "Answer submitted");
+    dc.edited_into(OPS, prompt.id, "Answered by Alice: Staging (Recommended)")
+        .await;
+}
+
+/// A second click is told the question was answered, and changes nothing;
+/// the message is edited once.
+async fn a_double_click_answers_once(mode: Mode) {
+    let dc = Discord::start(mode).await;
+    let mut asked = dc.ask(&deploy("alice")).await;
+    let prompt = dc.prompt_of(dc.dm.id, &asked.id).await;
+    let first = dc.fake.click(&alice(), &dc.dm, prompt.id, &asked.token("1")).await;
+    assert_ephemeral(&dc.notice(&first).await, "Answer submitted");
+    let second = dc.fake.click(&alice(), &dc.dm, prompt.id, &asked.token("0")).await;
+    assert_ephemeral(&dc.notice(&second).await, "This question was already answered");
+    assert_eq!(asked.result(PATIENCE).await, answered("Production"));
+    dc.edited_into(dc.dm.id, prompt.id, "Answered by Alice: Production")
+        .await;
+    let resource = dc.server.question(&asked.id).await;
+    assert_eq!(
+        resource["resolution"]["by"]["id"],
+        json!(ALICE.to_string()),
+        "{resource}"
+    );
+    assert_eq!(dc.fake.calls_to(EDIT_MESSAGE).len(), 1);
+}
+
+/// Skip gives the agent `no_answer`.
+async fn skip_gives_the_agent_no_answer(mode: Mode) {
+    let dc = Discord::start(mode).await;
+    let mut asked = dc.ask(&deploy("alice")).await;
+    let prompt = dc.prompt_of(dc.dm.id, &asked.id).await;
+    let click = dc.fake.click(&alice(), &dc.dm, prompt.id, &asked.token("s")).await;
+    assert_eq!(asked.result(PATIENCE).await, json!({"status": "no_answer"}));
+    assert_ephemeral(&dc.notice(&click).await, "Skipped");
+    assert_eq!(dc.status(&asked.id).await, json!("skipped"));
+    let edited = dc.edited_into(dc.dm.id, prompt.id, "Skipped by Alice").await;
+    assert!(edited.rows.is_empty(), "{edited:?}");
+}
+
+/// Nobody answers within the (shortest) timeout: the agent gets `no_answer`,
+/// the message says it expired, and a late click is told so.
+async fn expiry_gives_no_answer_and_a_late_click_is_told(mode: Mode) {
+    let dc = Discord::start(mode).await;
+    let mut request = deploy("alice");
+    request["timeoutSeconds"] = json!(30);
+    let mut asked = dc.ask(&request).await;
+    let prompt = dc.prompt_of(dc.dm.id, &asked.id).await;
+    assert_eq!(
+        asked.result(Duration::from_secs(30) + PATIENCE).await,
+        json!({"status": "no_answer"})
+    );
+    assert_eq!(dc.status(&asked.id).await, json!("expired"));
+    let edited = dc.edited_into(dc.dm.id, prompt.id, "Expired — no answer").await;
+    assert!(edited.rows.is_empty(), "{edited:?}");
+    // The buttons are gone for a person; a client that still shows them may click.
+    let late = dc.fake.click(&alice(), &dc.dm, prompt.id, &asked.token("0")).await;
+    assert_ephemeral(&dc.notice(&late).await, "This question has expired");
+    assert_eq!(dc.status(&asked.id).await, json!("expired"));
+}
+
+/// askgate is killed (`SIGKILL`) after it stored the answer and before the
+/// edit reached Discord: after a restart the message is edited, and the
+/// click was taken once.
+async fn a_kill_between_the_click_and_the_edit_loses_nothing_and_answers_once(mode: Mode) {
+    let mut dc = Discord::start(mode).await;
+    let created = dc.server.create(&deploy("alice")).await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    let prompt = dc.prompt_of(dc.dm.id, &id).await;
+    // The edit after the answer never reaches Discord, and askgate dies right then.
+    dc.fake.fail_next(EDIT_MESSAGE, Failure::Disconnect);
+    let click = dc.fake.click(&alice(), &dc.dm, prompt.id, &format!("ag1:{id}:1")).await;
+    dc.server.question_with_status(&id, "answered", PATIENCE).await;
+    assert_ephemeral(&dc.notice(&click).await, "Answer submitted");
+    dc.fake.wait_for_call(EDIT_MESSAGE, 1, PATIENCE).await.unwrap();
+    dc.assert_no_secret_logged();
+    dc.server.kill();
+    assert!(
+        !dc.fake.message_by_id(prompt.id).unwrap().edited,
+        "the failed edit took no effect"
+    );
+
+    dc.server.restart();
+    dc.route_interactions();
+    let edited = dc
+        .edited_into(dc.dm.id, prompt.id, "Answered by Alice: Production")
+        .await;
+    assert!(edited.rows.is_empty(), "the buttons are gone: {edited:?}");
+    assert_eq!(dc.server.question(&id).await["result"], answered("Production"));
+    // Discord never delivers an interaction again: one click, one answer.
+    let submitted = dc
+        .fake
+        .interactions()
+        .iter()
+        .flat_map(|interaction| interaction.replies.clone())
+        .filter(|reply| matches!(reply, Reply::Message { content, .. } if content == "Answer submitted"))
+        .count();
+    assert_eq!(submitted, 1);
+    dc.assert_no_secret_logged();
+}
+
+macro_rules! in_both_modes {
+    ($($scenario:ident),* $(,)?) => {
+        mod gateway {
+            $(
+                // The fake must answer while the harness blocks on start-up.
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $scenario() {
+                    super::$scenario(super::Mode::Gateway).await;
+                }
+            )*
+        }
+        mod interactions {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $scenario() {
+                    super::$scenario(super::Mode::Interactions).await;
+                }
+            )*
+        }
+    };
+}
+
+in_both_modes!(
+    a_click_answers_the_waiting_agent_and_edits_the_message,
+    other_opens_a_modal_whose_text_is_the_answer,
+    a_two_question_prompt_is_answered,
+    in_a_guild_channel_a_stranger_is_refused_and_changes_nothing,
+    a_double_click_answers_once,
+    skip_gives_the_agent_no_answer,
+    expiry_gives_no_answer_and_a_late_click_is_told,
+    a_kill_between_the_click_and_the_edit_loses_nothing_and_answers_once,
+);
+
+// ---------------------------------------------------------------------------
+// One mode only.
+
+/// A request to the interactions endpoint with a forged or missing
+/// signature gets 401 and changes nothing; the genuine click then answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)] // The fake must answer while the harness blocks on start-up.
+async fn a_forged_signature_gets_401_and_changes_nothing() {
+    let fake = FakeDiscord::start().await;
+    fake.add_user(&alice());
+    let dm = fake.dm_channel(&alice());
+    let server = Server::start_with(
+        &server_keys(Mode::Interactions),
+        &discord_config(&fake, Mode::Interactions, fake.token()),
+    );
+    let created = server.create(&deploy("alice")).await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    let prompt = fake
+        .wait_for_message(dm.id, PATIENCE, |message| !message.rows.is_empty())
+        .await
+        .unwrap();
+    // Not routed yet: the click waits in the fake (there is no gateway
+    // session) while forgeries of it are tried.
+    let click = fake.click(&alice(), &dm, prompt.id, &format!("ag1:{id}:1")).await;
+    let endpoint = server.url("/discord/dc");
+    for signature in [Signature::Forged, Signature::Missing] {
+        let answer = fake.post_interaction(&endpoint, &click.payload, signature).await;
+        assert_eq!(answer.status, Some(401), "{signature:?}: {answer:?}");
+    }
+    let mut tampered = click.payload.clone();
+    tampered["data"]["custom_id"] = json!(format!("ag1:{id}:0"));
+    // A valid signature of another body does not carry over.
+    let headers = fake.signature_headers(click.payload.to_string().as_bytes(), Signature::Valid);
+    let mut request = server
+        .http()
+        .post(&endpoint)
+        .header("content-type", "application/json")
+        .body(tampered.to_string());
+    for (name, value) in headers {
+        request = request.header(name, value);
+    }
+    assert_eq!(request.send().await.unwrap().status().as_u16(), 401);
+    assert_eq!(server.question(&id).await["status"], json!("pending"));
+    assert!(fake.calls_to(EDIT_MESSAGE).is_empty());
+    assert!(!fake.message_by_id(prompt.id).unwrap().edited);
+
+    // Discord's own PING is answered, and the genuine click counts.
+    fake.deliver_interactions_to(&endpoint);
+    let pong = fake.ping().await;
+    assert_eq!(pong.replies, vec![Reply::Pong], "{pong:?}");
+    let genuine = fake.click(&alice(), &dm, prompt.id, &format!("ag1:{id}:1")).await;
+    assert_ephemeral(&genuine.replies[0], "Answer submitted");
+    let resource = server.question_with_status(&id, "answered", PATIENCE).await;
+    assert_eq!(resource["result"], answered("Production"));
+}
+
+/// The gateway connection drops while a question waits: serenity connects
+/// again, and the click made meanwhile still answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)] // The fake must answer while the harness blocks on start-up.
+async fn a_gateway_drop_mid_question_still_delivers_the_answer() {
+    let mut dc = Discord::start(Mode::Gateway).await;
+    let mut asked = dc.ask(&deploy("alice")).await;
+    let prompt = dc.prompt_of(dc.dm.id, &asked.id).await;
+    dc.fake.wait_for_session(PATIENCE).await.unwrap();
+    assert!(dc.fake.disconnect(Disconnect::Abrupt));
+    let click = dc.fake.click(&alice(), &dc.dm, prompt.id, &asked.token("1")).await;
+    assert_eq!(asked.result(PATIENCE).await, answered("Production"));
+    assert_ephemeral(&dc.notice(&click).await, "Answer submitted");
+    dc.edited_into(dc.dm.id, prompt.id, "Answered by Alice: Production")
+        .await;
+    assert!(
+        dc.fake.gateway_connections().len() >= 2,
+        "{:?}",
+        dc.fake.gateway_connections()
+    );
+
+    // A second drop, with a close code the client may resume after.
+    let mut asked = dc.ask(&deploy("alice")).await;
+    let prompt = dc.prompt_of(dc.dm.id, &asked.id).await;
+    dc.fake.wait_for_session(PATIENCE).await.unwrap();
+    assert!(dc.fake.disconnect(Disconnect::Close(4000)));
+    dc.fake.click(&alice(), &dc.dm, prompt.id, &asked.token("0")).await;
+    assert_eq!(asked.result(PATIENCE).await, answered("Staging (Recommended)"));
+    dc.assert_no_secret_logged();
+}
+
+/// Discord refuses the DM ("Cannot send messages to this user"): the waiting
+/// agent hears `delivery_failed` at once, and the resource says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)] // The fake must answer while the harness blocks on start-up.
+async fn a_refused_dm_is_delivery_failed_at_once_with_the_reason() {
+    let mut dc = Discord::start(Mode::Gateway).await;
+    dc.fake.refuse_dms(ALICE);
+    let started = Instant::now();
+    let mut asked = dc.ask(&deploy("alice")).await;
+    assert_eq!(asked.result(PATIENCE).await, json!({"status": "delivery_failed"}));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "not waited out: {:?}",
+        started.elapsed()
+    );
+    let resource = dc.server.question(&asked.id).await;
+    assert_eq!(resource["status"], json!("delivery_failed"));
+    let reason = resource["resolution"]["reason"].as_str().unwrap();
+    assert!(reason.contains("Cannot send messages to this user"), "{reason}");
+    assert!(!reason.contains(dc.fake.token()), "{reason}");
+    dc.assert_no_secret_logged();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)] // The fake must answer while the command runs.
+async fn a_wrong_bot_token_fails_check_config_and_start_up_without_showing_it() {
+    let fake = FakeDiscord::start().await;
+    let wrong = "MTIzNDU2Nzg5MDEyMzQ1Njc4OQ.GhWk3a.wrong-token-never-shown-0000000";
+    for mode in [Mode::Gateway, Mode::Interactions] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("askgate.toml");
+        let text = support::config_text_with(dir.path(), &server_keys(mode)) + &discord_config(&fake, mode, wrong);
+        std::fs::write(&config, text).unwrap();
+        for command in ["check-config", "serve"] {
+            let mut run = tokio::process::Command::new(support::ASKGATE);
+            if command == "serve" {
+                run.args(["serve", "--config"]);
+            } else {
+                run.arg("check-config");
+            }
+            let output = tokio::time::timeout(
+                Duration::from_secs(30),
+                run.arg(&config).current_dir(dir.path()).kill_on_drop(true).output(),
+            )
+            .await
+            .expect("askgate finishes")
+            .unwrap();
+            let printed = format!(
+                "{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+            assert!(!output.status.success(), "{mode:?} {command} must fail: {printed}");
+            assert!(
+                printed.contains("channels.dc.token") && printed.contains("GET /users/@me"),
+                "{mode:?} {command} names the channel: {printed}"
+            );
+            assert!(
+                !printed.contains("wrong-token-never-shown"),
+                "{mode:?} {command} shows the token: {printed}"
+            );
+        }
+    }
+}
+
+/// 100 questions to one channel at once, while Discord answers some sends
+/// with 429: every one is delivered exactly once (none lost, none doubled),
+/// and no send goes out before the 429's delay has passed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)] // The fake must answer while the harness blocks on start-up.
+async fn a_burst_of_100_questions_to_one_channel_is_all_delivered_within_the_limits() {
+    const BURST: usize = 100;
+    let dc = Discord::start(Mode::Gateway).await;
+    dc.fake
+        .fail_next(CREATE_MESSAGE, Failure::RateLimited { retry_after: 1.0 });
+    dc.fake
+        .fail_next(CREATE_MESSAGE, Failure::RateLimited { retry_after: 0.5 });
+    let started = Instant::now();
+    let mut ids = Vec::with_capacity(BURST);
+    for _ in 0..BURST {
+        let created = dc.server.create(&deploy("ops")).await;
+        ids.push(created["id"].as_str().unwrap().to_owned());
+    }
+    let shown = eventually("every prompt shown", || {
+        let shown: Vec<SeenMessage> = dc
+            .fake
+            .messages(OPS)
+            .into_iter()
+            .filter(|m| !m.rows.is_empty())
+            .collect();
+        (shown.len() >= BURST).then_some(shown)
+    })
+    .await;
+    let mut delivered: Vec<String> = shown
+        .iter()
+        .map(|message| {
+            let custom = message.rows[0][0].custom_id.clone().unwrap();
+            custom.split(':').nth(1).unwrap().to_owned()
+        })
+        .collect();
+    delivered.sort();
+    ids.sort();
+    assert_eq!(delivered, ids, "each question delivered exactly once");
+    // Both 429s were waited out (1 s and 0.5 s, one after the other in the
+    // channel's line) before the sends they held up went again.
+    assert!(
+        started.elapsed() >= Duration::from_millis(1500),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(dc.fake.calls_to(CREATE_MESSAGE).len(), BURST + 2);
+    for id in &ids {
+        assert_eq!(dc.status(id).await, json!("pending"), "{id}");
+    }
+}
