@@ -286,13 +286,13 @@ fn message_id(event: &Value) -> u64 {
     event["id"].as_str().unwrap().parse().unwrap()
 }
 
-async fn eventually<T>(what: &str, probe: impl Fn() -> Option<T>) -> T {
-    let deadline = Instant::now() + PATIENCE;
+async fn eventually_within<T>(what: &str, patience: Duration, probe: impl Fn() -> Option<T>) -> T {
+    let deadline = Instant::now() + patience;
     loop {
         if let Some(found) = probe() {
             return found;
         }
-        assert!(Instant::now() < deadline, "{what}: not within {PATIENCE:?}");
+        assert!(Instant::now() < deadline, "{what}: not within {patience:?}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -645,6 +645,19 @@ async fn a_forged_signature_gets_401_and_changes_nothing() {
     assert_ephemeral(&genuine.replies[0], "Answer submitted");
     let resource = server.question_with_status(&id, "answered", PATIENCE).await;
     assert_eq!(resource["result"], answered("Production"));
+
+    // The same interaction delivered again (a retry on Discord's side) is
+    // acknowledged silently and changes nothing: answered once, edited once.
+    let again = fake
+        .post_interaction(&endpoint, &genuine.payload, Signature::Valid)
+        .await;
+    assert_eq!(again.status, Some(200), "{again:?}");
+    assert_eq!(again.body, json!({"type": 6}), "{again:?}");
+    let resolved_at = resource["resolvedAt"].clone();
+    assert_eq!(server.question(&id).await["resolvedAt"], resolved_at);
+    fake.wait_for_call(EDIT_MESSAGE, 1, PATIENCE).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(fake.calls_to(EDIT_MESSAGE).len(), 1, "edited once");
 }
 
 /// The gateway connection drops while a question waits: serenity connects
@@ -746,7 +759,13 @@ async fn a_wrong_bot_token_fails_check_config_and_start_up_without_showing_it() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)] // The fake must answer while the harness blocks on start-up.
 async fn a_burst_of_100_questions_to_one_channel_is_all_delivered_within_the_limits() {
     const BURST: usize = 100;
+    // Discord's bucket is 5 messages a channel per 5 s; the fake's window is
+    // 1 s so that the test takes seconds, not minutes. askgate paces from the
+    // headers, whatever their values.
+    const BUCKET: usize = 5;
+    const WINDOW: Duration = Duration::from_secs(1);
     let dc = Discord::start(Mode::Gateway).await;
+    dc.fake.limit_channel_messages(BUCKET, WINDOW);
     dc.fake
         .fail_next(CREATE_MESSAGE, Failure::RateLimited { retry_after: 1.0 });
     dc.fake
@@ -757,7 +776,8 @@ async fn a_burst_of_100_questions_to_one_channel_is_all_delivered_within_the_lim
         let created = dc.server.create(&deploy("ops")).await;
         ids.push(created["id"].as_str().unwrap().to_owned());
     }
-    let shown = eventually("every prompt shown", || {
+    // 20 windows of the bucket, and the injected 429s' 1.5 s.
+    let shown = eventually_within("every prompt shown", Duration::from_secs(60), || {
         let shown: Vec<SeenMessage> = dc
             .fake
             .messages(OPS)
@@ -784,7 +804,20 @@ async fn a_burst_of_100_questions_to_one_channel_is_all_delivered_within_the_lim
         "{:?}",
         started.elapsed()
     );
+    // Paced by the bucket's headers: no send beyond the two injected 429s
+    // was refused, and no window held more than the bucket allows.
     assert_eq!(dc.fake.calls_to(CREATE_MESSAGE).len(), BURST + 2);
+    let times = dc.fake.message_times(OPS);
+    assert_eq!(times.len(), BURST);
+    for (index, at) in times.iter().enumerate() {
+        let in_window = times[index..].iter().take_while(|later| **later - *at < WINDOW).count();
+        assert!(
+            in_window <= BUCKET,
+            "{in_window} messages within {WINDOW:?} from message {index}"
+        );
+    }
+    // 100 messages at 5 a window take at least 19 windows.
+    assert!(started.elapsed() >= WINDOW * 19, "{:?}", started.elapsed());
     for id in &ids {
         assert_eq!(dc.status(id).await, json!("pending"), "{id}");
     }

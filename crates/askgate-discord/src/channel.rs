@@ -65,6 +65,9 @@ pub struct DiscordChannel {
     lines: SendLines,
     /// The DM channel opened for each user id.
     dms: Arc<Mutex<HashMap<String, String>>>,
+    /// When each channel's message bucket has room again, after a send used
+    /// its last place (Discord's `X-RateLimit-*` headers).
+    refills: Arc<Mutex<HashMap<String, tokio::time::Instant>>>,
 }
 
 /// The part of Discord's channel object askgate keeps (a DM it opened).
@@ -89,6 +92,7 @@ impl DiscordChannel {
             capabilities: capabilities(typed_replies),
             lines: SendLines::default(),
             dms: Arc::default(),
+            refills: Arc::default(),
         }
     }
 
@@ -120,16 +124,41 @@ impl DiscordChannel {
         Ok(dm.id)
     }
 
-    /// Posts `body` to `channel_id` in its turn ([`SendLines`]): a 429 is
-    /// waited out and sent again there.
+    /// Posts `body` to `channel_id` in its turn ([`SendLines`]): after the
+    /// channel's bucket has room (Discord said when, with the last send), and
+    /// a 429 that comes anyway is waited out and sent again there.
     pub(crate) async fn send(&self, channel_id: &str, body: Value) -> Result<MessageRef, ChannelError> {
-        let rest = self.rest.clone();
+        let (rest, refills) = (self.rest.clone(), Arc::clone(&self.refills));
         let path = format!("/channels/{channel_id}/messages");
+        let channel = channel_id.to_owned();
         let sent: SentMessage = self
             .lines
             .send(channel_id, move || {
-                let (rest, path, body) = (rest.clone(), path.clone(), body.clone());
-                async move { rest.post(&path, &body).await }
+                let (rest, refills, path, body, channel) = (
+                    rest.clone(),
+                    Arc::clone(&refills),
+                    path.clone(),
+                    body.clone(),
+                    channel.clone(),
+                );
+                async move {
+                    let refill = refills
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .get(&channel)
+                        .copied();
+                    if let Some(refill) = refill {
+                        tokio::time::sleep_until(refill).await;
+                    }
+                    let (sent, pause) = rest.post_paced(&path, &body).await?;
+                    if let Some(pause) = pause {
+                        refills
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .insert(channel, tokio::time::Instant::now() + pause);
+                    }
+                    Ok(sent)
+                }
             })
             .await?;
         Ok(MessageRef {

@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use serenity::all::{Context, EventHandler, GatewayIntents, Interaction, Message, Ready};
 use serenity::client::ClientBuilder;
 use serenity::http::HttpBuilder;
-use tracing::{info, warn};
+use tracing::{error, info, warn};
 
 use crate::DiscordChannel;
 use crate::decode::Update;
@@ -110,6 +110,14 @@ pub async fn run(settings: GatewaySettings, driver: Driver<DiscordChannel>, shut
                 let pause = backoff(failures);
                 match ended {
                     Ok(()) => warn!(channel = %name, ?pause, "the Discord gateway connection ended; connecting again"),
+                    // Close code 4014: the Message Content intent is not enabled
+                    // for this bot. Retrying cannot help; say how to fix it.
+                    Err(serenity::Error::Gateway(serenity::gateway::GatewayError::DisallowedGatewayIntents)) => error!(
+                        channel = %name,
+                        ?pause,
+                        "Discord refused the Message Content intent: enable it in the Developer Portal \
+                         (Bot → Privileged Gateway Intents), or set message_content = false for this channel"
+                    ),
                     Err(error) => warn!(channel = %name, %error, ?pause, "the Discord gateway failed; connecting again"),
                 }
                 tokio::select! {

@@ -64,24 +64,35 @@ impl Rest {
 
     /// `GET path` (under `/api/v10`), decoded as `T`.
     pub async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ChannelError> {
-        self.call(Method::GET, path, None).await
+        self.call(Method::GET, path, None).await.map(|(value, _)| value)
     }
 
     /// `POST path` with a JSON body, decoded as `T`.
     pub async fn post<T: DeserializeOwned>(&self, path: &str, body: &Value) -> Result<T, ChannelError> {
+        self.call(Method::POST, path, Some(body)).await.map(|(value, _)| value)
+    }
+
+    /// `POST path`, and how long the route's bucket needs before the next
+    /// request when this one used its last place (`X-RateLimit-Remaining: 0`,
+    /// `X-RateLimit-Reset-After`): Discord's own pacing, kept to before a 429.
+    pub async fn post_paced<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &Value,
+    ) -> Result<(T, Option<Duration>), ChannelError> {
         self.call(Method::POST, path, Some(body)).await
     }
 
     /// `PATCH path` with a JSON body, decoded as `T`.
     pub async fn patch<T: DeserializeOwned>(&self, path: &str, body: &Value) -> Result<T, ChannelError> {
-        self.call(Method::PATCH, path, Some(body)).await
+        self.call(Method::PATCH, path, Some(body)).await.map(|(value, _)| value)
     }
 
     /// `POST path` whose answer has no body that matters (204 or 200).
     pub async fn post_empty(&self, path: &str, body: &Value) -> Result<(), ChannelError> {
         self.call::<serde::de::IgnoredAny>(Method::POST, path, Some(body))
             .await
-            .map(drop)
+            .map(|_| ())
     }
 
     async fn call<T: DeserializeOwned>(
@@ -89,7 +100,7 @@ impl Rest {
         method: Method,
         path: &str,
         body: Option<&Value>,
-    ) -> Result<T, ChannelError> {
+    ) -> Result<(T, Option<Duration>), ChannelError> {
         let url = format!("{}/api/v10{path}", self.base);
         let mut request = self
             .client
@@ -108,15 +119,30 @@ impl Rest {
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|value| value.to_str().ok())
             .and_then(|value| value.parse::<f64>().ok());
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|value| value.to_str().ok())
+                .and_then(|value| value.parse::<f64>().ok())
+        };
+        let exhausted = header("x-ratelimit-remaining") == Some(0.0);
+        let pause = header("x-ratelimit-reset-after")
+            .filter(|_| exhausted)
+            .map(|seconds| Duration::from_secs_f64(seconds.clamp(0.0, 3600.0)));
         let bytes = response.bytes().await.map_err(|error| ChannelError::Unavailable {
             reason: error.without_url().to_string(),
         })?;
         if status.is_success() {
             if bytes.is_empty() {
                 // A 204: decode "nothing" as null, which `IgnoredAny` and `Option` accept.
-                return serde_json::from_value(Value::Null).map_err(|error| undecodable(&error));
+                return serde_json::from_value::<T>(Value::Null)
+                    .map(|value| (value, pause))
+                    .map_err(|error| undecodable(&error));
             }
-            return serde_json::from_slice(&bytes).map_err(|error| undecodable(&error));
+            return serde_json::from_slice::<T>(&bytes)
+                .map(|value| (value, pause))
+                .map_err(|error| undecodable(&error));
         }
         let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         Err(error_of(status, &body, retry_header))

@@ -165,6 +165,26 @@ async fn a_rate_limit_is_waited_out_and_closed_dms_are_refused(outbound: &Outbou
     assert_eq!(outbound.fake.calls_to(SEND).len() - sends_before, 2, "sent again once");
     assert_eq!(delivery.messages.len(), 1);
 
+    // Discord's global limit is a 429 too, with its own `retry_after`.
+    let question = QuestionId::parse("01JDISCORDGLOBALLIMIT0000").unwrap();
+    outbound
+        .fake
+        .fail_next(SEND, Failure::GlobalRateLimited { retry_after: 0.3 });
+    let sends_before = outbound.fake.calls_to(SEND).len();
+    let started = Instant::now();
+    let delivery = outbound
+        .channel
+        .deliver(&Outgoing::new(&question, &outbound.destination, &prompt))
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(outbound.fake.calls_to(SEND).len() - sends_before, 2, "sent again once");
+    assert_eq!(delivery.messages.len(), 1);
+
     outbound.fake.refuse_dms(ALICE);
     let question = QuestionId::parse("01JDISCORDDMSCLOSED00000").unwrap();
     let refused = outbound

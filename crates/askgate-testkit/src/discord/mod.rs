@@ -149,6 +149,7 @@ mod interactions;
 mod messages;
 mod payloads;
 mod person;
+mod ratelimit;
 mod rest;
 mod server;
 mod signing;
@@ -356,7 +357,20 @@ impl FakeDiscord {
         }
     }
 
+    /// Enforces Discord's per-channel message bucket from now on: at most
+    /// `limit` messages in any `window` in one channel (Discord: 5 in 5 s),
+    /// each answered with its `X-RateLimit-*` headers, a 429 past it.
+    pub fn limit_channel_messages(&self, limit: usize, window: Duration) {
+        self.state().channel_limits.set(limit, window);
+    }
+
     // --- what happened ---
+
+    /// When each message the bucket took in `channel_id` was created (with
+    /// [`FakeDiscord::limit_channel_messages`] on).
+    pub fn message_times(&self, channel_id: u64) -> Vec<std::time::Instant> {
+        self.state().channel_limits.times(channel_id)
+    }
 
     /// Every REST request so far, in order.
     pub fn calls(&self) -> Vec<Call> {

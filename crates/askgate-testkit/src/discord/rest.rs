@@ -6,6 +6,7 @@
 
 use serde_json::{Value, json};
 
+use super::ratelimit::Bucket;
 use super::server::{Answer, ApiError, Route};
 use super::state::State;
 use super::types::{ChannelKind, DiscordChannel};
@@ -42,7 +43,15 @@ impl State {
             Route::DmChannels => self.open_dm(body).map(Answer::Json),
             Route::ChannelMessages { channel } => {
                 self.check_send(*channel)?;
-                self.create_message(*channel, body).map(Answer::Json)
+                match self.channel_limits.take(*channel) {
+                    None => self.create_message(*channel, body).map(Answer::Json),
+                    Some(Bucket::Taken(headers)) => self
+                        .create_message(*channel, body)
+                        .map(|message| Answer::JsonWithHeaders(message, headers)),
+                    Some(Bucket::Exhausted(retry_after)) => {
+                        Err(ApiError::rate_limited(retry_after.as_secs_f64(), false))
+                    }
+                }
             }
             Route::ChannelMessage { channel, message } => self.channel_message(method, *channel, *message, body),
             Route::Callback { interaction, token } => self.callback(*interaction, token, body),

@@ -89,6 +89,8 @@ impl Route {
 #[derive(Debug)]
 pub(crate) enum Answer {
     Json(Value),
+    /// JSON with headers (a rate-limit bucket's).
+    JsonWithHeaders(Value, Vec<(&'static str, String)>),
     NoContent,
 }
 
@@ -171,6 +173,15 @@ async fn handle(AxumState(shared): AxumState<Arc<Shared>>, request: Request) -> 
         };
         match answer {
             Ok(Answer::Json(value)) => (StatusCode::OK, axum::Json(value)).into_response(),
+            Ok(Answer::JsonWithHeaders(value, headers)) => {
+                let mut response = (StatusCode::OK, axum::Json(value)).into_response();
+                for (name, value) in headers {
+                    if let Ok(value) = HeaderValue::from_str(&value) {
+                        response.headers_mut().insert(name, value);
+                    }
+                }
+                response
+            }
             Ok(Answer::NoContent) => StatusCode::NO_CONTENT.into_response(),
             Err(error) => error.into_response(),
         }
@@ -422,7 +433,7 @@ impl ApiError {
 
     /// Discord's 429, with `Retry-After` (whole seconds, rounded up) and the
     /// `X-RateLimit-*` headers of an exhausted bucket.
-    fn rate_limited(retry_after: f64, global: bool) -> Self {
+    pub(crate) fn rate_limited(retry_after: f64, global: bool) -> Self {
         let reset = f64::from(u32::try_from(unix_millis() / 1000).unwrap_or(u32::MAX)) + retry_after;
         let mut headers = vec![
             ("retry-after", format!("{}", retry_after.ceil())),

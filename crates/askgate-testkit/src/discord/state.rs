@@ -100,6 +100,8 @@ pub(crate) struct State {
     pub(crate) interactions: BTreeMap<u64, InteractionState>,
     pub(crate) interactions_url: Option<String>,
     pub(crate) gateway: GatewayState,
+    /// Discord's per-channel message bucket, when a test asked for it.
+    pub(crate) channel_limits: super::ratelimit::ChannelLimits,
 }
 
 impl State {
