@@ -13,8 +13,7 @@ use askgate_testkit::discord::{
     Disconnect, DiscordChannel, DiscordUser, Failure, FakeDiscord, InteractionRecord, Reply, SeenMessage, Signature,
 };
 use serde_json::{Value, json};
-use support::{AGENT_TOKEN, Server};
-use tokio::task::JoinHandle;
+use support::{Asked, Server};
 
 const ALICE: u64 = 411_111_111_111_111_111;
 const BOB: u64 = 422_222_222_222_222_222;
@@ -95,30 +94,6 @@ fn answered(deploy: &str) -> Value {
     json!({"status": "answered", "answers": {"answers": {"deploy": [deploy]}}})
 }
 
-/// A question the agent asked with the blocking `POST /v1/ask`.
-struct Asked {
-    id: String,
-    result: JoinHandle<Value>,
-}
-
-impl Asked {
-    /// The tool result the waiting agent got.
-    async fn result(&mut self, within: Duration) -> Value {
-        match tokio::time::timeout(within, &mut self.result).await {
-            Ok(result) => result.unwrap(),
-            Err(elapsed) => panic!(
-                "question {}: the waiting agent got no result within {within:?} ({elapsed})",
-                self.id
-            ),
-        }
-    }
-
-    /// A button's `custom_id` for this question.
-    fn token(&self, action: &str) -> String {
-        format!("ag1:{}:{action}", self.id)
-    }
-}
-
 /// The fake Discord and askgate running against it in one mode.
 struct Discord {
     fake: FakeDiscord,
@@ -166,22 +141,7 @@ impl Discord {
 
     /// `POST /v1/ask`, answered in the background.
     async fn ask(&self, body: &Value) -> Asked {
-        let response = self
-            .server
-            .http()
-            .post(self.server.url("/v1/ask"))
-            .bearer_auth(AGENT_TOKEN)
-            .json(body)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status().as_u16(), 200, "POST /v1/ask {body}");
-        let id = response.headers()["askgate-question-id"].to_str().unwrap().to_owned();
-        let result = tokio::spawn(async move {
-            let text = response.text().await.unwrap();
-            serde_json::from_str(text.trim()).unwrap_or_else(|error| panic!("{text:?} is not JSON: {error}"))
-        });
-        Asked { id, result }
+        self.server.ask_waiting(body).await
     }
 
     /// The message of question `id` (the one whose components name it), as

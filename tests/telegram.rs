@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 
 use askgate_testkit::telegram::{Failure, FakeTelegram, TgChat, TgUser};
 use serde_json::{Value, json};
-use support::{AGENT_TOKEN, Server};
-use tokio::task::JoinHandle;
+use support::{AGENT_TOKEN, Asked, Server};
 
 /// Alice's user id, which is also her private chat's id.
 const ALICE: i64 = 4242;
@@ -81,22 +80,6 @@ fn deploy(to: &str) -> Value {
     })
 }
 
-/// A question the agent asked with the blocking `POST /v1/ask`.
-struct Asked {
-    id: String,
-    result: JoinHandle<Value>,
-}
-
-impl Asked {
-    /// The tool result the waiting agent got.
-    async fn result(&mut self, within: Duration) -> Value {
-        tokio::time::timeout(within, &mut self.result)
-            .await
-            .expect("the waiting agent got its result")
-            .unwrap()
-    }
-}
-
 /// The fake Bot API and askgate running against it in one mode.
 struct Telegram {
     fake: FakeTelegram,
@@ -141,22 +124,7 @@ impl Telegram {
 
     /// `POST /v1/ask`, answered in the background.
     async fn ask(&self, body: &Value) -> Asked {
-        let response = self
-            .server
-            .http()
-            .post(self.server.url("/v1/ask"))
-            .bearer_auth(AGENT_TOKEN)
-            .json(body)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status().as_u16(), 200, "POST /v1/ask {body}");
-        let id = response.headers()["askgate-question-id"].to_str().unwrap().to_owned();
-        let result = tokio::spawn(async move {
-            let text = response.text().await.unwrap();
-            serde_json::from_str(text.trim()).unwrap_or_else(|error| panic!("{text:?} is not JSON: {error}"))
-        });
-        Asked { id, result }
+        self.server.ask_waiting(body).await
     }
 
     /// The message of question `id` with buttons, once the fake has it: its

@@ -583,3 +583,52 @@ pub(crate) fn metric(text: &str, sample: &str) -> Option<f64> {
                 .unwrap_or_else(|_| panic!("{sample} has no number: {value:?}"))
         })
 }
+
+/// A question an agent asked with the blocking `POST /v1/ask`, its result
+/// read in the background.
+pub(crate) struct Asked {
+    pub(crate) id: String,
+    result: tokio::task::JoinHandle<Value>,
+}
+
+impl Asked {
+    /// The tool result the waiting agent got.
+    pub(crate) async fn result(&mut self, within: Duration) -> Value {
+        match tokio::time::timeout(within, &mut self.result).await {
+            Ok(result) => result.expect("the reading task does not panic"),
+            Err(elapsed) => panic!(
+                "question {}: the waiting agent got no result within {within:?} ({elapsed})",
+                self.id
+            ),
+        }
+    }
+
+    /// A button's token for this question (`ag1:<id>:<action>`).
+    pub(crate) fn token(&self, action: &str) -> String {
+        format!("ag1:{}:{action}", self.id)
+    }
+}
+
+impl Server {
+    /// `POST /v1/ask` with `body`, its answer read in the background.
+    pub(crate) async fn ask_waiting(&self, body: &Value) -> Asked {
+        let response = self
+            .http()
+            .post(self.url("/v1/ask"))
+            .bearer_auth(AGENT_TOKEN)
+            .json(body)
+            .send()
+            .await
+            .expect("askgate answers");
+        assert_eq!(response.status().as_u16(), 200, "POST /v1/ask {body}");
+        let id = response.headers()["askgate-question-id"]
+            .to_str()
+            .expect("an ASCII id")
+            .to_owned();
+        let result = tokio::spawn(async move {
+            let text = response.text().await.expect("the whole answer");
+            serde_json::from_str(text.trim()).unwrap_or_else(|error| panic!("{text:?} is not JSON: {error}"))
+        });
+        Asked { id, result }
+    }
+}

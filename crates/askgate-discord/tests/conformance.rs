@@ -148,42 +148,31 @@ async fn the_discord_adapter_conforms_in_a_dm() {
 /// part sent again, once; a person whose DMs are closed is `Rejected`.
 async fn a_rate_limit_is_waited_out_and_closed_dms_are_refused(outbound: &Outbound) {
     let prompt = Presentation::Text(TextPrompt::new(vec!["after a 429".into()]));
-    let question = QuestionId::parse("01JDISCORDRATELIMITED000").unwrap();
-    outbound.fake.fail_next(SEND, Failure::RateLimited { retry_after: 0.3 });
-    let sends_before = outbound.fake.calls_to(SEND).len();
-    let started = Instant::now();
-    let delivery = outbound
-        .channel
-        .deliver(&Outgoing::new(&question, &outbound.destination, &prompt))
-        .await
-        .unwrap();
-    assert!(
-        started.elapsed() >= Duration::from_millis(300),
-        "{:?}",
-        started.elapsed()
-    );
-    assert_eq!(outbound.fake.calls_to(SEND).len() - sends_before, 2, "sent again once");
-    assert_eq!(delivery.messages.len(), 1);
-
-    // Discord's global limit is a 429 too, with its own `retry_after`.
-    let question = QuestionId::parse("01JDISCORDGLOBALLIMIT0000").unwrap();
-    outbound
-        .fake
-        .fail_next(SEND, Failure::GlobalRateLimited { retry_after: 0.3 });
-    let sends_before = outbound.fake.calls_to(SEND).len();
-    let started = Instant::now();
-    let delivery = outbound
-        .channel
-        .deliver(&Outgoing::new(&question, &outbound.destination, &prompt))
-        .await
-        .unwrap();
-    assert!(
-        started.elapsed() >= Duration::from_millis(300),
-        "{:?}",
-        started.elapsed()
-    );
-    assert_eq!(outbound.fake.calls_to(SEND).len() - sends_before, 2, "sent again once");
-    assert_eq!(delivery.messages.len(), 1);
+    // A route's 429 and Discord's global one alike: waited out, sent again once.
+    for (id, failure) in [
+        ("01JDISCORDRATELIMITED000", Failure::RateLimited { retry_after: 0.3 }),
+        (
+            "01JDISCORDGLOBALLIMIT0000",
+            Failure::GlobalRateLimited { retry_after: 0.3 },
+        ),
+    ] {
+        let question = QuestionId::parse(id).unwrap();
+        outbound.fake.fail_next(SEND, failure);
+        let sends_before = outbound.fake.calls_to(SEND).len();
+        let started = Instant::now();
+        let delivery = outbound
+            .channel
+            .deliver(&Outgoing::new(&question, &outbound.destination, &prompt))
+            .await
+            .unwrap();
+        assert!(
+            started.elapsed() >= Duration::from_millis(300),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(outbound.fake.calls_to(SEND).len() - sends_before, 2, "sent again once");
+        assert_eq!(delivery.messages.len(), 1);
+    }
 
     outbound.fake.refuse_dms(ALICE);
     let question = QuestionId::parse("01JDISCORDDMSCLOSED00000").unwrap();

@@ -327,11 +327,12 @@ impl Engine {
             // A question on its way to this channel may land in this very
             // conversation (a DM whose id askgate learns from the send's
             // answer): wait for its delivery a moment, with reads only.
-            let on_its_way = store
-                .pending()
-                .await?
-                .iter()
-                .any(|record| record.channel == channel && record.delivery.is_none());
+            // Only a question asked moments ago: one whose delivery keeps
+            // failing must not hold up every message to the bot.
+            let now = self.inner.clock.now();
+            let on_its_way = store.pending().await?.iter().any(|record| {
+                record.channel == channel && record.delivery.is_none() && now - record.created_at < JUST_ASKED_MS
+            });
             if !on_its_way || waited >= DELIVERY_RECORD_WAIT {
                 break;
             }
@@ -388,9 +389,15 @@ impl Engine {
 }
 
 /// How long a tap waits for its prompt's delivery to be stored, and how
-/// often it looks: well within a platform's first-response budget.
-const DELIVERY_RECORD_WAIT: Duration = Duration::from_secs(1);
+/// often it looks. Storing takes milliseconds, seconds on a loaded disk; an
+/// adapter with a first-response budget defers meanwhile (the wait is reads
+/// only), and the answer follows.
+const DELIVERY_RECORD_WAIT: Duration = Duration::from_secs(3);
 const DELIVERY_RECORD_POLL: Duration = Duration::from_millis(25);
+
+/// How recent a question must be for a direct message to wait for its
+/// delivery to be stored, in milliseconds.
+const JUST_ASKED_MS: i64 = 10_000;
 
 /// Whether handling an event wrote to the store (only then is the event
 /// recorded as seen: a reaction that changed nothing writes nothing).
