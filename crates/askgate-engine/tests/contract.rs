@@ -243,3 +243,42 @@ async fn a_delivery_cut_short_by_a_crash_is_finished_after_the_restart() {
     let attempts = already_sent(&h.chat);
     assert_eq!(attempts.last().map(|a| a.0), Some(1), "{attempts:?}");
 }
+
+#[tokio::test]
+async fn a_tap_before_the_delivery_is_stored_waits_for_it_and_counts() {
+    // The platform shows the prompt (in a DM with an id of its own) and the
+    // person taps before askgate has stored the platform's answer.
+    let chat = FakeChannel::with_buttons("chat");
+    chat.deliver_into("D-opened-for-alice");
+    chat.hold_deliveries(Duration::from_millis(400));
+    let h = harness_with(chat).await;
+    let record = h.engine.ask(question("alice", single())).await.unwrap();
+    tokio::time::timeout(
+        PATIENCE,
+        h.chat
+            .wait_for(|calls| calls.iter().any(|c| matches!(c, Call::Deliver { .. }))),
+    )
+    .await
+    .expect("the prompt is shown");
+    assert!(h.engine.get(&record.id).await.unwrap().unwrap().delivery.is_none());
+    // Built by hand: the record has no delivery to take the message from yet.
+    let mut early = event(
+        "early",
+        "u-alice",
+        "D-opened-for-alice",
+        InboundKind::ButtonPressed {
+            token: token(&record, ButtonAction::Choose(1)),
+            message: MessageRef {
+                conversation: "D-opened-for-alice".into(),
+                message: "1".into(),
+            },
+        },
+    );
+    early.conversation_kind = ConversationKind::Direct;
+    let reaction = h.engine.handle("chat", early).await.unwrap();
+    assert_eq!(notice(&reaction), "Answer submitted");
+    assert_eq!(
+        result(&h.ended(&record.id).await),
+        json!({"status": "answered", "answers": {"answers": {"deploy": ["Production"]}}})
+    );
+}

@@ -64,6 +64,8 @@ struct State {
     /// The conversation deliveries report instead of the destination's (a
     /// DM opened for a user id has an id of its own).
     delivered_to: Mutex<Option<String>>,
+    /// How long a delivery takes to return after its messages are "sent".
+    hold: Mutex<Option<std::time::Duration>>,
     next_message: Mutex<u64>,
     changed: Notify,
 }
@@ -121,6 +123,13 @@ impl FakeChannel {
     /// Makes deliveries report `conversation` as where they went.
     pub fn deliver_into(&self, conversation: &str) {
         *lock(&self.state.delivered_to) = Some(conversation.to_owned());
+    }
+
+    /// Makes deliveries return `hold` after their messages are recorded as
+    /// sent, as a platform's answer that is still on its way: a person can
+    /// see (and tap) the prompt before askgate has stored where it went.
+    pub fn hold_deliveries(&self, hold: std::time::Duration) {
+        *lock(&self.state.hold) = Some(hold);
     }
 
     /// Every call so far.
@@ -224,6 +233,10 @@ impl Channel for FakeChannel {
             already_sent: outgoing.sent.len(),
             delivery: delivery.clone(),
         });
+        let hold = *lock(&self.state.hold);
+        if let Some(hold) = hold {
+            tokio::time::sleep(hold).await;
+        }
         Ok(delivery)
     }
 
