@@ -75,20 +75,45 @@ impl Engine {
             // A modal closes when submitted: its outcome is confirmed with a notice.
             InboundKind::FreeTextSubmitted { token, text } => match ButtonToken::decode(token) {
                 Ok(token) => {
-                    self.typed(channel, event, &token.question, text, Confirm::Notice, &mut wrote)
-                        .await?
+                    self.answered(
+                        channel,
+                        event,
+                        &token.question,
+                        Given::Text(text),
+                        Confirm::Notice,
+                        &mut wrote,
+                    )
+                    .await?
                 }
                 Err(_) => Reaction::Nothing,
             },
             InboundKind::FormSubmitted { token, values } => match ButtonToken::decode(token) {
-                Ok(token) => self.formed(channel, event, &token.question, values, &mut wrote).await?,
+                // A form closes when submitted: its outcome is a notice.
+                Ok(token) => {
+                    self.answered(
+                        channel,
+                        event,
+                        &token.question,
+                        Given::Form(values),
+                        Confirm::Notice,
+                        &mut wrote,
+                    )
+                    .await?
+                }
                 Err(_) => Reaction::Nothing,
             },
             InboundKind::TextReply { text, reply_to, .. } => {
                 match self.target(channel, event, reply_to.as_ref()).await? {
                     Target::Question(id) => {
-                        self.typed(channel, event, &id, text, Confirm::InConversation, &mut wrote)
-                            .await?
+                        self.answered(
+                            channel,
+                            event,
+                            &id,
+                            Given::Text(text),
+                            Confirm::InConversation,
+                            &mut wrote,
+                        )
+                        .await?
                     }
                     Target::NothingPending(chrome) => Reaction::Reply {
                         text: chrome.nothing_pending().to_owned(),
@@ -161,13 +186,14 @@ impl Engine {
         })
     }
 
-    /// A typed reply (or a modal's text) for question `id`.
-    async fn typed(
+    /// A typed reply, a modal's text, or a submitted form (each field read
+    /// by the rules of a typed reply to its question) for question `id`.
+    async fn answered(
         &self,
         channel: &str,
         event: &InboundEvent,
         id: &QuestionId,
-        text: &str,
+        given: Given<'_>,
         confirm: Confirm,
         wrote: &mut Wrote,
     ) -> Result<Reaction, EngineError> {
@@ -176,7 +202,11 @@ impl Engine {
             Addressed::Refused(reaction) => return Ok(reaction),
         };
         let chrome = record.locale.chrome();
-        let outcome = ReplyReader::new(&record.request).read(&record.progress, text);
+        let reader = ReplyReader::new(&record.request);
+        let outcome = match given {
+            Given::Text(text) => reader.read(&record.progress, text),
+            Given::Form(values) => reader.read_form(&record.progress, values),
+        };
         let skipped = matches!(outcome, ReplyOutcome::Skipped);
         Ok(match (self.apply(&record, event, outcome, wrote).await?, confirm) {
             (Applied::Refused(reaction), _) => reaction,
@@ -186,32 +216,6 @@ impl Engine {
             (Applied::Partial(text), Confirm::Notice) => notice(&text, false),
             (Applied::Resolved, Confirm::Notice) if skipped => notice(chrome.skip_submitted(), false),
             (Applied::Resolved, Confirm::Notice) => notice(chrome.answer_submitted(), false),
-        })
-    }
-
-    /// A submitted form (Answer…) for question `id`: each field read by the
-    /// rules of a typed reply to its question.
-    async fn formed(
-        &self,
-        channel: &str,
-        event: &InboundEvent,
-        id: &QuestionId,
-        values: &[FormValue],
-        wrote: &mut Wrote,
-    ) -> Result<Reaction, EngineError> {
-        let record = match self.addressed(channel, event, id).await? {
-            Addressed::Open(record) => record,
-            Addressed::Refused(reaction) => return Ok(reaction),
-        };
-        let chrome = record.locale.chrome();
-        let outcome = ReplyReader::new(&record.request).read_form(&record.progress, values);
-        let skipped = matches!(outcome, ReplyOutcome::Skipped);
-        Ok(match self.apply(&record, event, outcome, wrote).await? {
-            Applied::Refused(reaction) => reaction,
-            // A form closes when submitted: what is still missing is a notice.
-            Applied::Partial(text) => notice(&text, false),
-            Applied::Resolved if skipped => notice(chrome.skip_submitted(), false),
-            Applied::Resolved => notice(chrome.answer_submitted(), false),
         })
     }
 
@@ -402,6 +406,15 @@ const JUST_ASKED_MS: i64 = 10_000;
 /// Whether handling an event wrote to the store (only then is the event
 /// recorded as seen: a reaction that changed nothing writes nothing).
 struct Wrote(bool);
+
+/// What a person gave as their answer.
+#[derive(Clone, Copy)]
+enum Given<'a> {
+    /// A typed message or a modal's one field.
+    Text(&'a str),
+    /// A form's fields.
+    Form(&'a [FormValue]),
+}
 
 /// How the outcome of a typed answer is confirmed: in the conversation (a
 /// typed message: progress as a reply, the answer by the edited prompt), or
