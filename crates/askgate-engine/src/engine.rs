@@ -496,12 +496,15 @@ impl Engine {
             let outgoing = Outgoing::new(&record.id, destination, &presentation).after(&sent);
             let error = match channel.deliver(&outgoing).await {
                 Ok(delivery) => {
-                    self.inner
+                    let still_pending = self
+                        .inner
                         .store
                         .set_delivery(&record.id, &Delivery::new(delivery.messages))
                         .await?;
-                    // Cancelled or expired while the message was on its way: end it now.
-                    if let Some(current) = self.get(&record.id).await?.filter(|r| r.status.is_final()) {
+                    // Ended (cancelled, expired, answered) while the message was
+                    // on its way: nobody else saw the delivery, so edit it now.
+                    // Ended after it was stored: the resolver edits it, once.
+                    if !still_pending && let Some(current) = self.get(&record.id).await? {
                         self.spawn_finish(current);
                     }
                     return Ok(());

@@ -281,4 +281,8 @@ async fn a_tap_before_the_delivery_is_stored_waits_for_it_and_counts() {
         result(&h.ended(&record.id).await),
         json!({"status": "answered", "answers": {"answers": {"deploy": ["Production"]}}})
     );
+    // Edited once: by whoever ended it after the delivery was stored.
+    h.summary(1).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(h.chat.summaries().len(), 1, "{:?}", h.chat.summaries());
 }

@@ -65,8 +65,11 @@ pub trait Store: Send + Sync + 'static {
     /// Records where a question was delivered (a complete or a partial
     /// [`Delivery`]), makes the conversation of its first message the
     /// question's conversation, and indexes each delivered message so that
-    /// replies to it find the question.
-    async fn set_delivery(&self, id: &QuestionId, delivery: &Delivery) -> Result<(), StoreError>;
+    /// replies to it find the question. Returns whether the question was
+    /// still pending then: if so, whoever ends it later sees the delivery and
+    /// edits the message; if not, it ended while the prompt was on its way,
+    /// and the caller must.
+    async fn set_delivery(&self, id: &QuestionId, delivery: &Delivery) -> Result<bool, StoreError>;
 
     /// Indexes one more message as belonging to a question (a force-reply).
     async fn attach_message(&self, id: &QuestionId, message: &MessageRef) -> Result<(), StoreError>;

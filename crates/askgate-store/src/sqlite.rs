@@ -164,26 +164,27 @@ impl Store for SqliteStore {
     ///
     /// A message already indexed under another question is moved to this one:
     /// the newest delivery is what the platform shows.
-    async fn set_delivery(&self, id: &QuestionId, delivery: &Delivery) -> Result<(), StoreError> {
+    async fn set_delivery(&self, id: &QuestionId, delivery: &Delivery) -> Result<bool, StoreError> {
         let json = encode(delivery)?;
         let mut tx = self.writer.begin_with(BEGIN_WRITE).await?;
         // The question's conversation becomes the one it was delivered to:
         // taps and replies come from there (a DM has an id of its own).
-        let updated =
-            sqlx::query("UPDATE questions SET delivery = ?, conversation = COALESCE(?, conversation) WHERE id = ?")
-                .bind(json)
-                .bind(delivery.conversation())
-                .bind(id.as_str())
-                .execute(&mut *tx)
-                .await?;
-        if updated.rows_affected() == 0 {
+        let status: Option<String> = sqlx::query_scalar(
+            "UPDATE questions SET delivery = ?, conversation = COALESCE(?, conversation) WHERE id = ? RETURNING status",
+        )
+        .bind(json)
+        .bind(delivery.conversation())
+        .bind(id.as_str())
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(status) = status else {
             return Err(sqlx::Error::RowNotFound.into());
-        }
+        };
         for message in &delivery.messages {
             index_message(&mut tx, id, message).await?;
         }
         tx.commit().await?;
-        Ok(())
+        Ok(status == QuestionStatus::Pending.as_str())
     }
 
     /// An unknown id is `StoreError::Database(sqlx::Error::RowNotFound)`.

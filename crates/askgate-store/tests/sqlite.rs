@@ -369,7 +369,10 @@ async fn delivered_messages_lead_back_to_their_question() {
     store.insert(&record).await.unwrap();
     let delivery = Delivery::new(vec![message(CONVERSATION, "17"), message(CONVERSATION, "18")]);
 
-    store.set_delivery(&record.id, &delivery).await.unwrap();
+    assert!(
+        store.set_delivery(&record.id, &delivery).await.unwrap(),
+        "recorded while pending: whoever ends it edits the message"
+    );
 
     assert_eq!(store.get(&record.id).await.unwrap().unwrap().delivery, Some(delivery));
     for number in ["17", "18"] {
@@ -421,7 +424,10 @@ async fn a_delivery_is_recorded_after_the_question_ended_too() {
         .unwrap();
     let delivery = Delivery::new(vec![message(CONVERSATION, "17")]);
 
-    store.set_delivery(&record.id, &delivery).await.unwrap();
+    assert!(
+        !store.set_delivery(&record.id, &delivery).await.unwrap(),
+        "ended before it was recorded: the caller edits the message"
+    );
 
     let stored = store.get(&record.id).await.unwrap().unwrap();
     assert_eq!(stored.delivery, Some(delivery));
