@@ -174,6 +174,7 @@ impl Engine {
                     .encode(),
                     title: chrome.free_text_title().to_owned(),
                     placeholder: chrome.free_text_placeholder().to_owned(),
+                    submit: chrome.submit_button().to_owned(),
                 });
             }
         };
@@ -303,8 +304,8 @@ impl Engine {
     }
 
     /// The question a typed message belongs to (spec §6): the one whose
-    /// message it replies to; in a direct conversation without a reply, the
-    /// newest pending one there; in a group without a reply, none.
+    /// message it replies to; in a direct conversation otherwise, the newest
+    /// pending one there; in a group otherwise, none.
     async fn target(
         &self,
         channel: &str,
@@ -312,36 +313,48 @@ impl Engine {
         reply_to: Option<&MessageRef>,
     ) -> Result<Target, EngineError> {
         let store = &self.inner.store;
-        if let Some(reply_to) = reply_to
-            && let Some(id) = store.question_for_message(channel, reply_to).await?
-        {
-            return Ok(Target::Question(id));
-        }
-        if event.conversation_kind == ConversationKind::Group {
+        let group = event.conversation_kind == ConversationKind::Group;
+        if group && reply_to.is_none() {
             return Ok(Target::None);
         }
+        // A question on its way to this channel may be the very one replied
+        // to, or land in this very conversation (a DM whose id askgate learns
+        // from the send's answer): wait for its delivery a moment, with reads
+        // only. Only a question asked moments ago: one whose delivery keeps
+        // failing must not hold up every message to the bot. Whether one is
+        // on its way is read after the lookups came up empty, and they are
+        // made once more after that, so a delivery stored between the two
+        // reads is found.
         let mut waited = Duration::ZERO;
+        let mut on_its_way = true;
         loop {
-            if let Some(id) = store
-                .newest_pending_in_conversation(channel, &event.conversation)
-                .await?
+            if let Some(reply_to) = reply_to
+                && let Some(id) = store.question_for_message(channel, reply_to).await?
             {
                 return Ok(Target::Question(id));
             }
-            // A question on its way to this channel may land in this very
-            // conversation (a DM whose id askgate learns from the send's
-            // answer): wait for its delivery a moment, with reads only.
-            // Only a question asked moments ago: one whose delivery keeps
-            // failing must not hold up every message to the bot.
-            let now = self.inner.clock.now();
-            let on_its_way = store.pending().await?.iter().any(|record| {
-                record.channel == channel && record.delivery.is_none() && now - record.created_at < JUST_ASKED_MS
-            });
+            if !group
+                && let Some(id) = store
+                    .newest_pending_in_conversation(channel, &event.conversation)
+                    .await?
+            {
+                return Ok(Target::Question(id));
+            }
             if !on_its_way || waited >= DELIVERY_RECORD_WAIT {
                 break;
             }
-            tokio::time::sleep(DELIVERY_RECORD_POLL).await;
-            waited += DELIVERY_RECORD_POLL;
+            let now = self.inner.clock.now();
+            on_its_way = store.pending().await?.iter().any(|record| {
+                record.channel == channel && record.delivery.is_none() && now - record.created_at < JUST_ASKED_MS
+            });
+            if on_its_way {
+                tokio::time::sleep(DELIVERY_RECORD_POLL).await;
+                waited += DELIVERY_RECORD_POLL;
+            }
+        }
+        if group {
+            // A reply in a thread that is no question's.
+            return Ok(Target::None);
         }
         Ok(Target::NothingPending(
             self.locale_in(channel, &event.conversation).chrome(),

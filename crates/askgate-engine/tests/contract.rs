@@ -286,3 +286,45 @@ async fn a_tap_before_the_delivery_is_stored_waits_for_it_and_counts() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(h.chat.summaries().len(), 1, "{:?}", h.chat.summaries());
 }
+
+#[tokio::test]
+async fn a_thread_reply_before_the_delivery_is_stored_waits_for_it_and_counts() {
+    // In a group, a typed answer is a reply to the prompt (a Slack thread
+    // reply): the person replies before askgate has stored where the prompt
+    // went. Without the wait, the reply would be taken for no answer at all.
+    let chat = FakeChannel::with_buttons("chat");
+    chat.hold_deliveries(Duration::from_millis(400));
+    let h = harness_with(chat).await;
+    let record = h.engine.ask(question("team", single())).await.unwrap();
+    let sent = tokio::time::timeout(PATIENCE, async {
+        loop {
+            if let Some((_, delivery)) = h.chat.deliveries().into_iter().next() {
+                return delivery;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the prompt is shown");
+    assert!(h.engine.get(&record.id).await.unwrap().unwrap().delivery.is_none());
+    let prompt = sent.messages[0].clone();
+    let early = event(
+        "early-reply",
+        "u-alice",
+        &prompt.conversation,
+        InboundKind::TextReply {
+            message: MessageRef {
+                conversation: prompt.conversation.clone(),
+                message: "m-early".into(),
+            },
+            text: "2".into(),
+            reply_to: Some(prompt.clone()),
+        },
+    );
+    assert_eq!(early.conversation_kind, ConversationKind::Group);
+    h.engine.handle("chat", early).await.unwrap();
+    assert_eq!(
+        result(&h.ended(&record.id).await),
+        json!({"status": "answered", "answers": {"answers": {"deploy": ["Production"]}}})
+    );
+}
