@@ -289,6 +289,8 @@ pub enum Reaction {
         title: String,
         /// The input's placeholder.
         placeholder: String,
+        /// The label of the button that sends it (where the input is a dialog).
+        submit: String,
     },
     /// Open a form with one field per question for the acting person
     /// (Answer…): a Discord modal, a Slack view. Its submission comes back as

@@ -190,6 +190,15 @@ impl Chrome {
         }
     }
 
+    /// The button that sends a form or a free-text dialog (Slack's modals
+    /// need one).
+    pub fn submit_button(self) -> &'static str {
+        match self.0 {
+            Locale::En => "Submit",
+            Locale::ZhCn => "提交",
+        }
+    }
+
     /// What a form field's placeholder says after its numbered options.
     pub fn form_placeholder_tail(self) -> &'static str {
         match self.0 {

@@ -22,6 +22,9 @@ pub struct Form {
     pub title: String,
     /// The token the submission carries back (the Answer… button's).
     pub token: String,
+    /// The label of the button that sends it.
+    #[serde(default)]
+    pub submit: String,
     /// One field per question, in question order.
     pub fields: Vec<FormField>,
 }
@@ -114,6 +117,7 @@ pub fn form(request: &AskRequest, limits: &FormLimits, question: &QuestionId, lo
         .collect();
     Some(Form {
         title: ellipsize(chrome.form_title(), limits.max_title_chars),
+        submit: ellipsize(chrome.submit_button(), limits.max_title_chars),
         token: ButtonToken {
             question: question.clone(),
             action: ButtonAction::Answer,
