@@ -13,6 +13,7 @@ use askgate_testkit::discord::{
     Disconnect, DiscordChannel, DiscordUser, Failure, FakeDiscord, InteractionRecord, Reply, SeenMessage, Signature,
 };
 use serde_json::{Value, json};
+use support::chat::{answered, deploy, eventually_within, in_modes, report_if_failing, two_questions};
 use support::{Asked, Server};
 
 const ALICE: u64 = 411_111_111_111_111_111;
@@ -69,31 +70,6 @@ fn server_keys(mode: Mode) -> String {
     }
 }
 
-fn deploy(to: &str) -> Value {
-    json!({
-        "to": to,
-        "questions": [{"id": "deploy", "header": "Deploy", "question": "Where should this build go?",
-            "options": [{"label": "Staging (Recommended)", "description": "safe, resets nightly"},
-                        {"label": "Production"}]}],
-    })
-}
-
-fn two_questions(to: &str) -> Value {
-    json!({
-        "to": to,
-        "questions": [
-            {"id": "deploy", "header": "Deploy", "question": "Where should this build go?",
-             "options": [{"label": "Staging (Recommended)"}, {"label": "Production"}, {"label": "Canary"}]},
-            {"id": "notify", "header": "Notify", "question": "Who should be told?", "multiSelect": true,
-             "options": [{"label": "Team channel"}, {"label": "On-call"}, {"label": "Nobody"}]},
-        ],
-    })
-}
-
-fn answered(deploy: &str) -> Value {
-    json!({"status": "answered", "answers": {"answers": {"deploy": [deploy]}}})
-}
-
 /// The fake Discord and askgate running against it in one mode.
 struct Discord {
     fake: FakeDiscord,
@@ -104,17 +80,14 @@ struct Discord {
 }
 
 impl Drop for Discord {
-    #[allow(
-        clippy::print_stderr,
-        reason = "a failed test's diagnostics; panicking again in a drop would abort"
-    )]
     fn drop(&mut self) {
-        // A failed test shows what askgate logged and what the fake saw.
-        if std::thread::panicking() {
-            eprintln!("askgate's log:\n{}", self.server.stderr());
-            eprintln!("the fake's calls: {:#?}", self.fake.calls());
-            eprintln!("the fake's interactions: {:#?}", self.fake.interactions());
-        }
+        report_if_failing(
+            &mut self.server,
+            &[
+                ("the fake's calls", format!("{:#?}", self.fake.calls())),
+                ("the fake's interactions", format!("{:#?}", self.fake.interactions())),
+            ],
+        );
     }
 }
 
@@ -244,17 +217,6 @@ fn assert_ephemeral(reply: &Reply, text: &str) {
 
 fn message_id(event: &Value) -> u64 {
     event["id"].as_str().unwrap().parse().unwrap()
-}
-
-async fn eventually_within<T>(what: &str, patience: Duration, probe: impl Fn() -> Option<T>) -> T {
-    let deadline = Instant::now() + patience;
-    loop {
-        if let Some(found) = probe() {
-            return found;
-        }
-        assert!(Instant::now() < deadline, "{what}: not within {patience:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 // ---------------------------------------------------------------------------
@@ -519,29 +481,8 @@ async fn a_kill_between_the_click_and_the_edit_loses_nothing_and_answers_once(mo
     dc.assert_no_secret_logged();
 }
 
-macro_rules! in_both_modes {
-    ($($scenario:ident),* $(,)?) => {
-        mod gateway {
-            $(
-                // The fake must answer while the harness blocks on start-up.
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    super::$scenario(super::Mode::Gateway).await;
-                }
-            )*
-        }
-        mod interactions {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    super::$scenario(super::Mode::Interactions).await;
-                }
-            )*
-        }
-    };
-}
-
-in_both_modes!(
+in_modes!(
+    [
     a_click_answers_the_waiting_agent_and_edits_the_message,
     other_opens_a_modal_whose_text_is_the_answer,
     a_two_question_prompt_is_answered,
@@ -550,6 +491,8 @@ in_both_modes!(
     skip_gives_the_agent_no_answer,
     expiry_gives_no_answer_and_a_late_click_is_told,
     a_kill_between_the_click_and_the_edit_loses_nothing_and_answers_once,
+    ]
+    gateway => Gateway, interactions => Interactions
 );
 
 // ---------------------------------------------------------------------------

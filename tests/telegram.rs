@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use askgate_testkit::telegram::{Failure, FakeTelegram, TgChat, TgUser};
 use serde_json::{Value, json};
+use support::chat::{deploy, eventually_within, in_modes};
 use support::{AGENT_TOKEN, Asked, Server};
 
 /// Alice's user id, which is also her private chat's id.
@@ -69,15 +70,6 @@ fn telegram_config(fake: &FakeTelegram, mode: Mode, topic: i64) -> String {
         token = fake.token(),
         api = fake.api_url(),
     )
-}
-
-fn deploy(to: &str) -> Value {
-    json!({
-        "to": to,
-        "questions": [{"id": "deploy", "header": "Deploy", "question": "Where should this build go?",
-            "options": [{"label": "Staging (Recommended)", "description": "safe, resets nightly"},
-                        {"label": "Production"}]}],
-    })
 }
 
 /// The fake Bot API and askgate running against it in one mode.
@@ -222,17 +214,6 @@ fn text_of(update: &Value) -> i64 {
 /// before it has applied it).
 async fn eventually<T>(what: &str, probe: impl Fn() -> Option<T>) -> T {
     eventually_within(what, PATIENCE, probe).await
-}
-
-async fn eventually_within<T>(what: &str, patience: Duration, probe: impl Fn() -> Option<T>) -> T {
-    let deadline = Instant::now() + patience;
-    loop {
-        if let Some(found) = probe() {
-            return found;
-        }
-        assert!(Instant::now() < deadline, "{what}: not within {patience:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 // ---------------------------------------------------------------------------
@@ -576,29 +557,8 @@ async fn a_forum_topic_recipient_is_asked_and_answered_in_its_topic(mode: Mode) 
     );
 }
 
-macro_rules! in_both_modes {
-    ($($scenario:ident),* $(,)?) => {
-        mod polling {
-            $(
-                // The fake must answer while the harness blocks on start-up.
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    super::$scenario(super::Mode::Polling).await;
-                }
-            )*
-        }
-        mod webhook {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    super::$scenario(super::Mode::Webhook).await;
-                }
-            )*
-        }
-    };
-}
-
-in_both_modes!(
+in_modes!(
+    [
     a_tap_answers_the_waiting_agent_and_edits_the_message,
     a_two_question_prompt_is_answered_over_two_typed_replies,
     in_a_group_a_stranger_is_refused_and_changes_nothing,
@@ -608,6 +568,8 @@ in_both_modes!(
     expiry_gives_no_answer_and_a_late_tap_is_told,
     a_kill_between_the_tap_and_the_edit_loses_nothing_and_answers_once,
     a_forum_topic_recipient_is_asked_and_answered_in_its_topic,
+    ]
+    polling => Polling, webhook => Webhook
 );
 
 // ---------------------------------------------------------------------------

@@ -22,6 +22,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
+pub(crate) mod chat;
+
 /// The binary under test.
 pub(crate) const ASKGATE: &str = env!("CARGO_BIN_EXE_askgate");
 

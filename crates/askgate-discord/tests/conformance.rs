@@ -216,9 +216,9 @@ mod inbound {
 
     use askgate_adapter::config::ChannelSettings as _;
     use askgate_adapter::runtime::{ChannelRuntime, Shutdown};
-    use askgate_core::channel::{Channel, Destination, InboundSink};
+    use askgate_core::QuestionId;
+    use askgate_core::channel::{Channel, InboundSink};
     use askgate_core::form::FormValue;
-    use askgate_core::{Locale, QuestionId};
     use askgate_discord::channel::USER_PREFIX;
     use askgate_discord::decode::OTHER_FIELD;
     use askgate_discord::rest::Rest;
@@ -226,7 +226,9 @@ mod inbound {
     use askgate_discord::{DiscordChannel, DiscordSettings, markup};
     use askgate_engine::{Engine, Recipient};
     use askgate_store::QuestionRecord;
-    use askgate_testkit::conformance::inbound::{self, Features, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who};
+    use askgate_testkit::conformance::inbound::{
+        self, Features, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient,
+    };
     use askgate_testkit::discord::{self as fake, DiscordUser, FakeDiscord, Modal, Reply, Signature};
     use async_trait::async_trait;
     use tokio::sync::watch;
@@ -447,20 +449,9 @@ mod inbound {
         }
 
         fn recipients(&self) -> Vec<Recipient> {
-            let recipient = |name: &str, display_name: &str, conversation: String, answerers: Vec<String>| Recipient {
-                name: name.into(),
-                display_name: display_name.into(),
-                channel: NAME.into(),
-                destination: Destination {
-                    conversation,
-                    thread: None,
-                },
-                answerers,
-                locale: Locale::En,
-            };
             vec![
-                recipient(PERSON, "Alice", format!("{USER_PREFIX}{ALICE}"), Vec::new()),
-                recipient(GROUP, "Release team", ROOM.to_string(), vec![ALICE.to_string()]),
+                recipient(PERSON, "Alice", NAME, &format!("{USER_PREFIX}{ALICE}"), &[]),
+                recipient(GROUP, "Release team", NAME, &ROOM.to_string(), &[&ALICE.to_string()]),
             ]
         }
 

@@ -10,13 +10,13 @@
 
 use std::sync::{Arc, OnceLock};
 
-use askgate_core::channel::{Channel, Destination, InboundSink};
+use askgate_core::channel::{Channel, InboundSink};
 use askgate_core::form::FormValue;
-use askgate_core::{ButtonAction, ButtonToken, Locale};
+use askgate_core::{ButtonAction, ButtonToken};
 use askgate_engine::{Engine, Recipient};
 use askgate_server::{AppState, Metrics, ServerSettings, WebChannel, WebKey};
 use askgate_store::QuestionRecord;
-use askgate_testkit::conformance::inbound::{self, Features, PATIENCE, PERSON, PersonPlatform, Seen, Who};
+use askgate_testkit::conformance::inbound::{self, Features, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient};
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 
@@ -176,18 +176,10 @@ impl PersonPlatform for WebPage {
     }
 
     fn recipients(&self) -> Vec<Recipient> {
-        let recipient = |name: &str, display_name: &str| Recipient {
-            name: name.into(),
-            display_name: display_name.into(),
-            channel: "web".into(),
-            destination: Destination {
-                conversation: name.into(),
-                thread: None,
-            },
-            answerers: Vec::new(),
-            locale: Locale::En,
-        };
-        vec![recipient(PERSON, "Alice"), recipient(STRANGER, "Mallory")]
+        vec![
+            recipient(PERSON, "Alice", "web", PERSON, &[]),
+            recipient(STRANGER, "Mallory", "web", STRANGER, &[]),
+        ]
     }
 
     async fn connect(&self, engine: Engine, _sink: Arc<dyn InboundSink>) {

@@ -79,12 +79,14 @@ mod inbound {
     use std::sync::{Arc, OnceLock};
     use std::time::Duration;
 
-    use askgate_core::channel::{Channel, Destination, InboundSink, MessageRef};
-    use askgate_core::{Locale, QuestionId};
+    use askgate_core::QuestionId;
+    use askgate_core::channel::{Channel, InboundSink, MessageRef};
     use askgate_engine::{Engine, Recipient};
     use askgate_store::QuestionRecord;
     use askgate_telegram::TelegramChannel;
-    use askgate_testkit::conformance::inbound::{self, Features, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who};
+    use askgate_testkit::conformance::inbound::{
+        self, Features, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient,
+    };
     use askgate_testkit::telegram::{Call, FakeTelegram, TgChat, TgUser};
     use async_trait::async_trait;
     use serde_json::{Value, json};
@@ -288,20 +290,9 @@ mod inbound {
         }
 
         fn recipients(&self) -> Vec<Recipient> {
-            let recipient = |name: &str, display_name: &str, chat: i64, answerers: Vec<String>| Recipient {
-                name: name.into(),
-                display_name: display_name.into(),
-                channel: "tg".into(),
-                destination: Destination {
-                    conversation: chat.to_string(),
-                    thread: None,
-                },
-                answerers,
-                locale: Locale::En,
-            };
             vec![
-                recipient(PERSON, "Alice", ALICE, Vec::new()),
-                recipient(GROUP, "Release team", ROOM, vec![ALICE.to_string()]),
+                recipient(PERSON, "Alice", "tg", &ALICE.to_string(), &[]),
+                recipient(GROUP, "Release team", "tg", &ROOM.to_string(), &[&ALICE.to_string()]),
             ]
         }
 

@@ -7,6 +7,7 @@
 //! (Discord and Slack fakes follow). [`conformance`] is the suite every
 //! adapter runs against its fake. Nothing here is used outside tests.
 //! [`discord::FakeDiscord`] fakes Discord's REST API, gateway and HTTP interactions.
+//! [`slack::FakeSlack`] fakes Slack's Web API, Socket Mode and signed HTTP delivery.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -20,6 +21,7 @@ use tokio::sync::Notify;
 pub mod conformance;
 pub mod discord;
 pub mod fake;
+pub mod slack;
 pub mod telegram;
 
 /// One call the engine made on a [`FakeChannel`].

@@ -10,5 +10,6 @@ pub(crate) fn kinds() -> Vec<Box<dyn AdapterKind>> {
         Box::new(askgate_server::Web),
         Box::new(askgate_telegram::Telegram),
         Box::new(askgate_discord::Discord),
+        Box::new(askgate_slack::Slack),
     ]
 }

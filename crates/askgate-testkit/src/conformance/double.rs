@@ -18,17 +18,17 @@ use std::time::Duration;
 
 use askgate_adapter::{Driver, Inbound};
 use askgate_core::channel::{
-    Channel, ChannelError, ConversationKind, Delivery, DeliveryError, Destination, InboundEvent, InboundKind,
-    InboundSink, MessageRef, Outgoing, Reaction, UserRef,
+    Channel, ChannelError, ConversationKind, Delivery, DeliveryError, InboundEvent, InboundKind, InboundSink,
+    MessageRef, Outgoing, Reaction, UserRef,
 };
 use askgate_core::form::FormValue;
-use askgate_core::{Capabilities, Locale, Presentation};
+use askgate_core::{Capabilities, Presentation};
 use askgate_engine::{Engine, Recipient};
 use askgate_store::QuestionRecord;
 use async_trait::async_trait;
 use tokio::sync::watch;
 
-use super::inbound::{Features, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who};
+use super::inbound::{Features, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient};
 use crate::FakeChannel;
 
 /// The channel's configured name.
@@ -336,20 +336,9 @@ impl PersonPlatform for TestDouble {
     }
 
     fn recipients(&self) -> Vec<Recipient> {
-        let recipient = |name: &str, display_name: &str, conversation: &str, answerers: Vec<String>| Recipient {
-            name: name.into(),
-            display_name: display_name.into(),
-            channel: NAME.into(),
-            destination: Destination {
-                conversation: conversation.into(),
-                thread: None,
-            },
-            answerers,
-            locale: Locale::En,
-        };
         vec![
-            recipient(PERSON, "Alice", DIRECT, Vec::new()),
-            recipient(GROUP, "Release team", ROOM, vec![user(Who::Recipient).id]),
+            recipient(PERSON, "Alice", NAME, DIRECT, &[]),
+            recipient(GROUP, "Release team", NAME, ROOM, &[&user(Who::Recipient).id]),
         ]
     }
 

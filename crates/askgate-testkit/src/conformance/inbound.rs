@@ -35,6 +35,22 @@ pub const PERSON: &str = "person";
 /// where the platform has [`Features::groups`].
 pub const GROUP: &str = "team";
 
+/// A recipient on channel `channel` at `conversation`, in English, whom
+/// `answerers` may answer for (none: whoever is in the direct conversation).
+pub fn recipient(name: &str, display_name: &str, channel: &str, conversation: &str, answerers: &[&str]) -> Recipient {
+    Recipient {
+        name: name.into(),
+        display_name: display_name.into(),
+        channel: channel.into(),
+        destination: askgate_core::channel::Destination {
+            conversation: conversation.into(),
+            thread: None,
+        },
+        answerers: answerers.iter().map(|id| (*id).to_owned()).collect(),
+        locale: Locale::En,
+    }
+}
+
 /// How long anything may take before a scenario gives up on it: an action's
 /// wait for what the platform shows, the agent's wait for its result.
 pub const PATIENCE: Duration = Duration::from_secs(15);

@@ -1,0 +1,219 @@
+//! [`SlackChannel`]: what Slack can show, and sending and updating prompts.
+//!
+//! A prompt is one message per part (Block Kit, with `text` for
+//! notifications), with link and media unfurling off. A recipient that is a
+//! user gets it in the DM askgate opens (`conversations.open`); a channel
+//! gets a message, and answers happen in its thread. Posts to one
+//! conversation go one at a time, at most about one a second (Slack's
+//! posting limit), in their turn ([`SendLines`]); a 429 is waited out there.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use askgate_adapter::SendLines;
+use askgate_adapter::deliver::deliver_parts;
+use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, Destination, MessageRef, Outgoing};
+use askgate_core::render::{ButtonLimits, FormLimits, FreeTextInput};
+use askgate_core::{Capabilities, Presentation};
+use async_trait::async_trait;
+use slack_morphism::prelude::*;
+use tokio::time::Instant;
+
+use crate::api::Api;
+use crate::blocks::{self, BUTTON_TEXT_MAX, LABEL_MAX, MODAL_TITLE_MAX, PLACEHOLDER_MAX};
+
+/// The unescaped limit of a prompt's part: two sections of Slack's 3000
+/// characters, with room for what escaping `&`, `<` and `>` adds.
+const MAX_MESSAGE_CHARS: usize = 4000;
+
+/// The least time between two posts to one conversation (Slack allows about
+/// one message a second per channel, with short bursts).
+pub const POST_INTERVAL: Duration = Duration::from_secs(1);
+
+/// What Slack can show.
+pub fn capabilities() -> Capabilities {
+    Capabilities::text(MAX_MESSAGE_CHARS)
+        // An actions block holds 25 elements; a button's text 75 characters,
+        // its action_id 255.
+        .with_buttons(ButtonLimits::new(25, BUTTON_TEXT_MAX, 255))
+        .with_edits()
+        .with_free_text(FreeTextInput::Modal)
+        .with_private_notices()
+        // A modal holds 100 blocks; titles 24 characters, labels 2000,
+        // placeholders 150; checkboxes for a multi-select question.
+        .with_forms(FormLimits::new(10, MODAL_TITLE_MAX, LABEL_MAX, PLACEHOLDER_MAX).with_checkboxes())
+}
+
+/// Whether a destination names a person (a Slack user id) rather than a
+/// conversation.
+pub fn is_user(id: &str) -> bool {
+    id.starts_with('U') || id.starts_with('W')
+}
+
+/// A Slack app's bot as an askgate channel.
+#[derive(Debug, Clone)]
+pub struct SlackChannel {
+    name: String,
+    api: Api,
+    capabilities: Capabilities,
+    lines: SendLines,
+    /// The DM opened for each user id.
+    dms: Arc<Mutex<HashMap<String, String>>>,
+    /// When each conversation may take its next post.
+    next_post: Arc<Mutex<HashMap<String, Instant>>>,
+}
+
+impl SlackChannel {
+    /// A channel named `name` for the bot whose Web API is `api`.
+    pub fn new(name: &str, api: Api) -> Self {
+        Self {
+            name: name.to_owned(),
+            api,
+            capabilities: capabilities(),
+            lines: SendLines::default(),
+            dms: Arc::default(),
+            next_post: Arc::default(),
+        }
+    }
+
+    /// The Web API.
+    pub fn api(&self) -> &Api {
+        &self.api
+    }
+
+    /// The conversation a destination's messages go to: the DM (opened
+    /// once) for a user, else the channel itself.
+    async fn conversation(&self, to: &Destination) -> Result<String, ChannelError> {
+        if !is_user(&to.conversation) {
+            return Ok(to.conversation.clone());
+        }
+        if let Some(dm) = self
+            .dms
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&to.conversation)
+        {
+            return Ok(dm.clone());
+        }
+        let dm = self.api.open_dm(&to.conversation).await?;
+        self.dms
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(to.conversation.clone(), dm.clone());
+        Ok(dm)
+    }
+
+    /// Posts `request` in its conversation's turn, paced, a 429 waited out.
+    pub(crate) async fn post(&self, request: SlackApiChatPostMessageRequest) -> Result<MessageRef, ChannelError> {
+        let conversation = request.channel.to_string();
+        let (api, pace, key) = (self.api.clone(), Arc::clone(&self.next_post), conversation.clone());
+        let (channel, ts) = self
+            .lines
+            .send(&conversation, move || {
+                let (api, pace, key, request) = (api.clone(), Arc::clone(&pace), key.clone(), request.clone());
+                async move {
+                    let at = pace.lock().unwrap_or_else(PoisonError::into_inner).get(&key).copied();
+                    if let Some(at) = at {
+                        tokio::time::sleep_until(at).await;
+                    }
+                    let sent = api.post(&request).await;
+                    pace.lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(key, Instant::now() + POST_INTERVAL);
+                    sent
+                }
+            })
+            .await?;
+        Ok(MessageRef {
+            conversation: channel,
+            message: ts,
+        })
+    }
+}
+
+/// A message of `blocks` with `text` for notifications, unfurling off.
+pub(crate) fn message(channel: &str, text: &str, blocks: Vec<SlackBlock>) -> SlackApiChatPostMessageRequest {
+    SlackApiChatPostMessageRequest::new(
+        channel.into(),
+        SlackMessageContent::new()
+            .with_text(blocks::fallback(text))
+            .with_blocks(blocks),
+    )
+    .with_unfurl_links(false)
+    .with_unfurl_media(false)
+}
+
+/// The text a prompt's message `index` shows.
+fn part_text(prompt: &Presentation, index: usize) -> &str {
+    match prompt {
+        Presentation::Buttons(buttons) if index == 0 => &buttons.text,
+        Presentation::Text(text) => text.parts.get(index).map_or("", String::as_str),
+        _ => "",
+    }
+}
+
+fn update(at: &MessageRef, text: &str, blocks: Vec<SlackBlock>) -> SlackApiChatUpdateRequest {
+    SlackApiChatUpdateRequest::new(
+        at.conversation.as_str().into(),
+        SlackMessageContent::new()
+            .with_text(blocks::fallback(text))
+            .with_blocks(blocks),
+        at.message.as_str().into(),
+    )
+}
+
+#[async_trait]
+impl Channel for SlackChannel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn capabilities(&self) -> &Capabilities {
+        &self.capabilities
+    }
+
+    async fn deliver(&self, outgoing: &Outgoing<'_>) -> Result<Delivery, DeliveryError> {
+        let conversation = self.conversation(outgoing.to).await?;
+        let conversation = conversation.as_str();
+        let thread = outgoing.to.thread.as_deref();
+        deliver_parts(outgoing, |index| async move {
+            let blocks = match outgoing.prompt {
+                Presentation::Buttons(buttons) => blocks::button_blocks(buttons),
+                Presentation::Text(text) => blocks::text_blocks(text, index),
+                other => {
+                    return Err(ChannelError::Rejected {
+                        reason: format!("this adapter cannot show {other:?}"),
+                    });
+                }
+            };
+            let mut request = message(conversation, part_text(outgoing.prompt, index), blocks);
+            if let Some(thread) = thread {
+                request = request.with_thread_ts(thread.into());
+            }
+            self.post(request).await
+        })
+        .await
+    }
+
+    async fn finish(&self, delivery: &Delivery, prompt: &Presentation, summary: &str) -> Result<(), ChannelError> {
+        let Some(first) = delivery.messages.first() else {
+            return Ok(());
+        };
+        let blocks = blocks::summary_blocks(part_text(prompt, 0), summary);
+        self.api.update(&update(first, summary, blocks)).await?;
+        // A text prompt's Answer… and Skip sit on its last part: remove them there too.
+        if let (Presentation::Text(text), Some(last)) = (prompt, delivery.messages.last())
+            && text.actions.is_some()
+            && last != first
+        {
+            let index = delivery.messages.len() - 1;
+            let part = part_text(prompt, index);
+            let without = askgate_core::render::TextPrompt::new(text.parts.clone());
+            self.api
+                .update(&update(last, part, blocks::text_blocks(&without, index)))
+                .await?;
+        }
+        Ok(())
+    }
+}

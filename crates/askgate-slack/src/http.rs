@@ -1,0 +1,185 @@
+//! HTTP mode: Slack POSTs events to `/slack/<channel>/events` and
+//! interactions to `/slack/<channel>/interactivity` in askgate's own server.
+//!
+//! Every request's `X-Slack-Signature` is checked on the raw body before
+//! anything is read (slack-morphism's `SlackEventSignatureVerifier`: HMAC
+//! SHA-256 with the signing secret, the timestamp within 5 minutes); a
+//! forged, missing or stale one gets 401, and so does a request answered
+//! already (the same signature again: a replay). Slack's own retries are
+//! never refused so: it retries only a request that got no 2xx (and only
+//! answered requests are remembered), and seconds later, which gives the
+//! retry another timestamp and so another signature.
+//! The `url_verification` challenge is answered. An event is answered 200
+//! only once its effect is stored (otherwise 503, and Slack retries); a
+//! click within Slack's 3 seconds, whatever the engine is doing.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use askgate_adapter::Driver;
+use askgate_adapter::webhook::{Unverified, Verifier, route};
+use axum::Router;
+use axum::body::Bytes;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse as _, Json, Response};
+use serde_json::json;
+use slack_morphism::prelude::*;
+use slack_morphism::signature_verifier::SlackEventSignatureVerifier;
+use tracing::warn;
+
+use crate::SlackChannel;
+use crate::decode::Update;
+use crate::react::take;
+use crate::socket::ANSWER_WITHIN;
+
+/// How long a signature counts as seen: Slack refuses timestamps older.
+const REPLAY_WINDOW: Duration = Duration::from_secs(300);
+
+/// Slack's v0 request signature.
+pub struct Signature(SlackEventSignatureVerifier);
+
+impl Signature {
+    /// A verifier for the app's signing secret.
+    pub fn new(signing_secret: &str) -> Self {
+        Self(SlackEventSignatureVerifier::new(&SlackSigningSecret(
+            signing_secret.to_owned(),
+        )))
+    }
+}
+
+impl Verifier for Signature {
+    fn verify(&self, headers: &HeaderMap, body: &[u8]) -> Result<(), Unverified> {
+        let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+        let (Some(signature), Some(timestamp)) = (header("x-slack-signature"), header("x-slack-request-timestamp"))
+        else {
+            return Err(Unverified("the signature headers are missing"));
+        };
+        let body = std::str::from_utf8(body).map_err(|_| Unverified("the body is not UTF-8"))?;
+        self.0
+            .verify(signature, body, timestamp)
+            .map_err(|_| Unverified("the signature does not match, or its timestamp is not within 5 minutes"))
+    }
+}
+
+/// Signatures of requests answered already, for [`REPLAY_WINDOW`].
+#[derive(Clone, Default)]
+struct Seen(Arc<Mutex<HashMap<String, Instant>>>);
+
+impl Seen {
+    /// Whether `headers`' signature was answered already.
+    fn replayed(&self, headers: &HeaderMap) -> bool {
+        let Some(signature) = headers.get("x-slack-signature").and_then(|v| v.to_str().ok()) else {
+            return false;
+        };
+        let mut seen = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        seen.retain(|_, at| now.duration_since(*at) < REPLAY_WINDOW);
+        seen.contains_key(signature)
+    }
+
+    fn answered(&self, headers: &HeaderMap) {
+        if let Some(signature) = headers.get("x-slack-signature").and_then(|v| v.to_str().ok()) {
+            self.0
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(signature.to_owned(), Instant::now());
+        }
+    }
+}
+
+/// The events and interactivity routes under `base` (e.g. `/slack/work`).
+pub fn router(base: &str, driver: Driver<SlackChannel>, signing_secret: &str) -> Router {
+    let name = askgate_core::Channel::name(driver.inbound().as_ref()).to_owned();
+    let seen = Seen::default();
+    let events = {
+        let (driver, name, seen) = (driver.clone(), name.clone(), seen.clone());
+        route(
+            &name.clone(),
+            &format!("{base}/events"),
+            Signature::new(signing_secret),
+            move |headers, body| {
+                let (driver, name, seen) = (driver.clone(), name.clone(), seen.clone());
+                async move { event(&driver, &name, &seen, &headers, &body).await }
+            },
+        )
+    };
+    let interactions = route(
+        &name.clone(),
+        &format!("{base}/interactivity"),
+        Signature::new(signing_secret),
+        move |headers, body| {
+            let (driver, name, seen) = (driver.clone(), name.clone(), seen.clone());
+            async move { interaction(driver, &name, &seen, &headers, &body).await }
+        },
+    );
+    events.merge(interactions)
+}
+
+async fn event(driver: &Driver<SlackChannel>, name: &str, seen: &Seen, headers: &HeaderMap, body: &Bytes) -> Response {
+    if seen.replayed(headers) {
+        warn!(channel = %name, "a Slack request came again with the same signature; refused");
+        return StatusCode::UNAUTHORIZED.into_response();
+    }
+    let pushed: SlackPushEvent = match serde_json::from_slice(body) {
+        Ok(pushed) => pushed,
+        Err(error) => {
+            warn!(channel = %name, %error, "a request to the events endpoint was not a Slack event");
+            return StatusCode::BAD_REQUEST.into_response();
+        }
+    };
+    let response = match pushed {
+        SlackPushEvent::UrlVerification(verification) => {
+            Json(json!({"challenge": verification.challenge})).into_response()
+        }
+        SlackPushEvent::EventCallback(callback) => {
+            let update = Update::Event {
+                callback: Box::new(callback),
+                name: None,
+            };
+            match take(driver, update).await {
+                Ok(_) => StatusCode::OK.into_response(),
+                Err(error) => {
+                    warn!(channel = %name, %error, "an event was not stored; Slack will send it again");
+                    return StatusCode::SERVICE_UNAVAILABLE.into_response();
+                }
+            }
+        }
+        SlackPushEvent::AppRateLimited(_) => StatusCode::OK.into_response(),
+    };
+    seen.answered(headers);
+    response
+}
+
+async fn interaction(
+    driver: Driver<SlackChannel>,
+    name: &str,
+    seen: &Seen,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Response {
+    if seen.replayed(headers) {
+        warn!(channel = %name, "a Slack request came again with the same signature; refused");
+        return StatusCode::UNAUTHORIZED.into_response();
+    }
+    let payload = serde_urlencoded::from_bytes::<HashMap<String, String>>(body)
+        .ok()
+        .and_then(|mut form| form.remove("payload"));
+    let parsed = payload.as_deref().map(serde_json::from_str::<SlackInteractionEvent>);
+    let Some(Ok(event)) = parsed else {
+        warn!(channel = %name, "a request to the interactivity endpoint was not a Slack interaction");
+        return StatusCode::BAD_REQUEST.into_response();
+    };
+    seen.answered(headers);
+    let update = Update::Interaction {
+        event: Box::new(event),
+        name: None,
+    };
+    // Slack wants its answer within 3 s: the driver goes on if it takes longer.
+    let handling = tokio::spawn(async move {
+        let _ = take(&driver, update).await;
+    });
+    let _ = tokio::time::timeout(ANSWER_WITHIN, handling).await;
+    // An empty 200 acknowledges a click and closes a submitted modal.
+    StatusCode::OK.into_response()
+}

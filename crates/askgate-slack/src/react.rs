@@ -1,0 +1,127 @@
+//! Slack's inbound side for the shared driver ([`askgate_adapter::Inbound`]),
+//! and the engine's [`Reaction`] shown the Slack way: a notice is an
+//! ephemeral message only the acting person sees (`chat.postEphemeral`, in
+//! the thread where they acted); Other… and Answer… open a modal with the
+//! click's trigger id; a reply to a typed message is a message in its
+//! thread (or in the DM).
+
+use std::sync::Arc;
+
+use askgate_adapter::{Driver, Inbound, Taken};
+use askgate_core::channel::{InboundError, InboundEvent, InboundSink, Reaction};
+use async_trait::async_trait;
+use slack_morphism::prelude::*;
+use tracing::warn;
+
+use crate::SlackChannel;
+use crate::blocks::{fallback, form_view, free_text_view};
+use crate::channel::message;
+use crate::decode::{Ack, AckKind, Update, decode};
+
+impl SlackChannel {
+    async fn ephemeral(&self, ack: &Ack, text: &str) {
+        let mut request = SlackApiChatPostEphemeralRequest::new(
+            ack.channel.as_str().into(),
+            ack.user.as_str().into(),
+            SlackMessageContent::new().with_text(fallback(text)),
+        );
+        if let Some(thread) = &ack.thread_ts {
+            request = request.with_thread_ts(thread.as_str().into());
+        }
+        if let Err(error) = self.api().post_ephemeral(&request).await {
+            warn!(channel = askgate_core::Channel::name(self), %error, "could not show a Slack notice");
+        }
+    }
+
+    async fn open(&self, trigger_id: &str, view: SlackView) {
+        if let Err(error) = self.api().open_view(trigger_id, view).await {
+            warn!(channel = askgate_core::Channel::name(self), %error, "could not open a Slack modal");
+        }
+    }
+
+    async fn reply(&self, ack: &Ack, text: &str) {
+        let mut request = message(&ack.channel, text, Vec::new());
+        if let Some(thread) = &ack.thread_ts {
+            request = request.with_thread_ts(thread.as_str().into());
+        }
+        // In the conversation's turn, after earlier replies there.
+        if let Err(error) = self.post(request).await {
+            warn!(channel = askgate_core::Channel::name(self), %error, "could not reply to a Slack message");
+        }
+    }
+}
+
+#[async_trait]
+impl Inbound for SlackChannel {
+    type Update = Update;
+    type Ack = Ack;
+
+    fn name(&self) -> &str {
+        askgate_core::Channel::name(self)
+    }
+
+    fn decode(&self, update: &Update) -> Option<(InboundEvent, Ack)> {
+        decode(update)
+    }
+
+    /// The Events API retries an event until it is answered with 2xx, and
+    /// Socket Mode sends an unacknowledged envelope again. (Clicks and
+    /// submissions come once: [`take`] tells the person when one was not
+    /// stored.)
+    fn redelivers(&self) -> bool {
+        true
+    }
+
+    async fn react(&self, ack: Ack, reaction: Reaction, _sink: &Arc<dyn InboundSink>) {
+        match (&ack.kind, reaction) {
+            (
+                AckKind::Click { trigger_id },
+                Reaction::AskFreeText {
+                    token,
+                    title,
+                    placeholder,
+                    submit,
+                    ..
+                },
+            ) => {
+                let view = free_text_view(&token, &title, &placeholder, &submit, &ack.origin());
+                self.open(trigger_id, view).await;
+            }
+            (AckKind::Click { trigger_id }, Reaction::AskForm { form, .. }) => {
+                self.open(trigger_id, form_view(&form, &ack.origin())).await;
+            }
+            (AckKind::Message, Reaction::Reply { text }) => self.reply(&ack, &text).await,
+            (_, Reaction::Notice { text, .. } | Reaction::Reply { text }) => self.ephemeral(&ack, &text).await,
+            // Nothing to show, or a modal without a click to open it from.
+            _ => {}
+        }
+    }
+}
+
+/// Drives one update: its sender's name looked up, then the shared driver.
+/// A click or a submission whose effect could not be stored is not sent
+/// again by Slack: the person is told to try again, and it counts as taken.
+/// An event that could not be stored is `Err`: leave it unacknowledged.
+///
+/// # Errors
+///
+/// The engine could not store an Events API event's effect.
+pub async fn take(driver: &Driver<SlackChannel>, update: Update) -> Result<Taken, InboundError> {
+    let update = match update.user() {
+        Some(user) => {
+            let name = driver.inbound().api().display_name(&user).await;
+            update.named(name)
+        }
+        None => update,
+    };
+    match driver.take(&update).await {
+        Err(error) if matches!(update, Update::Interaction { .. }) => {
+            warn!(channel = driver.inbound().name(), %error, "a click could not be stored; the person is asked to retry");
+            if let Some((_, ack)) = decode(&update) {
+                driver.inbound().ephemeral(&ack, error.notice()).await;
+            }
+            Ok(Taken::NotSaved)
+        }
+        other => other,
+    }
+}

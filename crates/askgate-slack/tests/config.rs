@@ -1,0 +1,162 @@
+//! `type = "slack"` in askgate's configuration: the channel's keys and its
+//! recipients' addressing, each problem reported with its key.
+
+use askgate_adapter::config::{AdapterKind, ConfigCheck, ServerContext};
+use askgate_slack::Slack;
+
+fn table(text: &str) -> toml::Table {
+    toml::from_str(text).unwrap_or_else(|error| panic!("{error}"))
+}
+
+fn keys(check: &ConfigCheck<'_>) -> Vec<String> {
+    check.problems().iter().map(|p| p.key.clone()).collect()
+}
+
+fn env(name: &str) -> Option<String> {
+    match name {
+        "BOT" => Some("xoxb-1-secret-bot-token".into()),
+        "APP" => Some("xapp-1-secret-app-token".into()),
+        "SIGNING" => Some("secret-signing-value".into()),
+        _ => None,
+    }
+}
+
+#[test]
+fn socket_mode_is_the_default_and_http_needs_a_signing_secret_and_a_url() {
+    let mut check = ConfigCheck::new(&env);
+    let socket = Slack
+        .channel(
+            &mut check,
+            "work",
+            table("bot_token = \"${BOT}\"\napp_token = \"${APP}\""),
+            ServerContext::default(),
+        )
+        .expect("valid");
+    assert_eq!((socket.name(), socket.kind()), ("work", "slack"));
+    let printed = format!("{socket:?}");
+    assert!(
+        !printed.contains("secret-bot-token") && !printed.contains("secret-app-token"),
+        "{printed}"
+    );
+    let http = Slack
+        .channel(
+            &mut check,
+            "hooks",
+            table("bot_token = \"${BOT}\"\nmode = \"http\"\nsigning_secret = \"${SIGNING}\""),
+            ServerContext::new(Some("https://askgate.example.com")),
+        )
+        .expect("valid");
+    assert!(!format!("{http:?}").contains("secret-signing-value"));
+    assert!(check.problems().is_empty(), "{:?}", check.problems());
+}
+
+#[test]
+fn every_channel_problem_is_reported_with_its_key() {
+    let mut check = ConfigCheck::new(&env);
+    // No bot token, no app token, an unknown key.
+    assert!(
+        Slack
+            .channel(&mut check, "a", table("extra = 1"), ServerContext::default())
+            .is_none()
+    );
+    // Tokens of the wrong kind.
+    let swapped = table("bot_token = \"${APP}\"\napp_token = \"${BOT}\"");
+    assert!(
+        Slack
+            .channel(&mut check, "b", swapped, ServerContext::default())
+            .is_none()
+    );
+    // HTTP without a signing secret or a public URL; a bad mode; a bad URL.
+    let http = table("bot_token = \"${BOT}\"\nmode = \"http\"");
+    assert!(Slack.channel(&mut check, "c", http, ServerContext::default()).is_none());
+    let odd = table("bot_token = \"${BOT}\"\nmode = \"webhook\"\napi_url = \"ftp://x\"");
+    assert!(Slack.channel(&mut check, "d", odd, ServerContext::default()).is_none());
+    // An unset variable.
+    let unset = table("bot_token = \"${NOPE}\"\napp_token = \"${APP}\"");
+    assert!(
+        Slack
+            .channel(&mut check, "e", unset, ServerContext::default())
+            .is_none()
+    );
+    assert_eq!(
+        keys(&check),
+        [
+            "channels.a.extra",
+            "channels.a.bot_token",
+            "channels.a.app_token",
+            "channels.b.bot_token",
+            "channels.b.app_token",
+            "channels.c.mode",
+            "channels.c.signing_secret",
+            "channels.d.mode",
+            "channels.d.api_url",
+            "channels.e.bot_token",
+        ]
+    );
+    let printed = format!("{:?}", check.problems());
+    assert!(
+        !printed.contains("secret-bot-token") && !printed.contains("secret-app-token"),
+        "{printed}"
+    );
+}
+
+#[test]
+fn a_recipient_is_a_user_or_a_channel_with_its_answerers() {
+    let mut check = ConfigCheck::new(&env);
+    let user = Slack
+        .recipient(&mut check, "alice", table("user_id = \"U0123ABCD\""))
+        .expect("valid");
+    assert_eq!(user.destination.conversation, "U0123ABCD");
+    assert_eq!(user.answerers, ["U0123ABCD"], "only the user answers in their DM");
+    let channel = Slack
+        .recipient(
+            &mut check,
+            "ops",
+            table("channel_id = \"C0123ABCD\"\nanswerers = [\"U0123ABCD\", \"W0456EFGH\"]"),
+        )
+        .expect("valid");
+    assert_eq!(channel.destination.conversation, "C0123ABCD");
+    assert_eq!(channel.answerers, ["U0123ABCD", "W0456EFGH"]);
+    assert!(check.problems().is_empty(), "{:?}", check.problems());
+
+    assert!(
+        Slack
+            .recipient(&mut check, "r1", table("channel_id = \"C0123ABCD\""))
+            .is_none()
+    );
+    assert!(
+        Slack
+            .recipient(&mut check, "r2", table("user_id = \"alice\""))
+            .is_none()
+    );
+    assert!(
+        Slack
+            .recipient(
+                &mut check,
+                "r3",
+                table("user_id = \"U0123ABCD\"\nchannel_id = \"C0123ABCD\"")
+            )
+            .is_none()
+    );
+    assert!(
+        Slack
+            .recipient(
+                &mut check,
+                "r4",
+                table("channel_id = \"#general\"\nanswerers = [\"U1\"]")
+            )
+            .is_none()
+    );
+    assert_eq!(
+        keys(&check),
+        [
+            "recipients.r1.answerers",
+            "recipients.r2.user_id",
+            "recipients.r2.user_id",
+            "recipients.r3.user_id",
+            "recipients.r4.channel_id",
+            "recipients.r4.answerers",
+            "recipients.r4.user_id",
+        ]
+    );
+}

@@ -1,0 +1,578 @@
+//! The adapter conformance suite (`askgate_testkit::conformance`, the rules
+//! of `docs/adapter-spec.md`) run against the fake Slack: the outbound half
+//! on [`SlackChannel`], the inbound half with the real engine and store
+//! behind the adapter, in both of its inbound modes (Socket Mode, and the
+//! HTTP endpoints).
+// Helpers panic on purpose: a panic is how a test reports a failure.
+#![allow(clippy::unwrap_used)]
+
+use askgate_core::channel::{Channel, ChannelError, Destination, Outgoing};
+use askgate_core::render::TextPrompt;
+use askgate_core::{Presentation, QuestionId};
+use askgate_slack::SlackChannel;
+use askgate_slack::api::Api;
+use askgate_testkit::conformance::{self, PlatformUnderTest, Shown};
+use askgate_testkit::slack::{Failure, FakeSlack, Person, SeenMessage};
+use async_trait::async_trait;
+use serde_json::Value;
+
+/// The channel's configured name.
+const NAME: &str = "sl";
+
+/// A fake Slack that knows Alice, Bob and the release channel they are in.
+async fn start_fake() -> (FakeSlack, Person, Person, String) {
+    let fake = FakeSlack::start().await;
+    let alice = fake.user("U0ALICE001", "alice");
+    let bob = fake.user("U0BOB00001", "bob");
+    let room = fake.channel("releases", &[&alice, &bob]).id;
+    (fake, alice, bob, room)
+}
+
+/// Slack's mrkdwn as a person sees it: entities decoded, and a formatting
+/// mark that starts a word (after the start, a space or punctuation) shown
+/// as formatting, i.e. not at all. A mark after anything else (a letter, a
+/// zero-width space) is literal, as in Slack.
+fn rendered(mrkdwn: &str) -> String {
+    let decoded = mrkdwn.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&");
+    let chars: Vec<char> = decoded.chars().collect();
+    let mut out = String::new();
+    for (index, c) in chars.iter().enumerate() {
+        let before = index.checked_sub(1).map(|i| chars[i]);
+        let after = chars.get(index + 1).copied();
+        let opens = before.is_none_or(|b| b.is_whitespace() || "([{\"'".contains(b))
+            && after.is_some_and(|a| !a.is_whitespace());
+        let closes = before.is_some_and(|b| !b.is_whitespace() && b != '\u{200B}')
+            && after.is_none_or(|a| a.is_whitespace() || ".,;:!?)]}\"'".contains(a));
+        if "*_~`".contains(*c) && (opens || closes) {
+            continue;
+        }
+        out.push(*c);
+    }
+    out
+}
+
+/// The text of a message's blocks (sections and context), as shown.
+fn shown_text(message: &SeenMessage) -> String {
+    let mut parts = Vec::new();
+    for block in message.blocks.as_array().into_iter().flatten() {
+        if let Some(text) = block["text"]["text"].as_str() {
+            parts.push(rendered(text));
+        }
+        for element in block["elements"].as_array().into_iter().flatten() {
+            if element["type"] == "mrkdwn" || element["type"] == "plain_text" {
+                parts.push(rendered(element["text"].as_str().unwrap_or_default()));
+            }
+        }
+    }
+    if parts.is_empty() {
+        return rendered(&message.text);
+    }
+    parts.join("\n")
+}
+
+fn shown(message: &SeenMessage) -> Shown {
+    Shown {
+        text: shown_text(message),
+        buttons: message
+            .buttons()
+            .iter()
+            .map(|button: &Value| {
+                (
+                    button["text"]["text"].as_str().unwrap_or_default().to_owned(),
+                    button["value"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect(),
+        mentions: message.pings.len(),
+    }
+}
+
+/// The outbound half: [`SlackChannel`] posting to `destination` on the fake.
+struct Outbound {
+    fake: FakeSlack,
+    channel: SlackChannel,
+    destination: Destination,
+}
+
+#[async_trait]
+impl PlatformUnderTest for Outbound {
+    fn channel(&self) -> &dyn Channel {
+        &self.channel
+    }
+
+    fn destination(&self) -> Destination {
+        self.destination.clone()
+    }
+
+    async fn shown(&self, conversation: &str, message: &str) -> Shown {
+        let seen = self.fake.message_at(conversation, message).unwrap_or_else(|| {
+            panic!("the delivery MUST name the conversation the message is in: {conversation}/{message}")
+        });
+        assert_eq!(seen.unfurl_links, Some(false), "links never unfurl: {seen:?}");
+        assert_eq!(seen.unfurl_media, Some(false), "media never unfurls: {seen:?}");
+        shown(&seen)
+    }
+
+    fn refuse_next_send(&self) {
+        self.fake
+            .fail_next("chat.postMessage", Failure::Error("channel_not_found"));
+    }
+}
+
+fn outbound(fake: FakeSlack, conversation: &str) -> Outbound {
+    let channel = SlackChannel::new(NAME, Api::new(fake.bot_token(), &fake.api_url()));
+    Outbound {
+        fake,
+        channel,
+        destination: Destination {
+            conversation: conversation.into(),
+            thread: None,
+        },
+    }
+}
+
+/// To a person by user id: askgate opens the DM, whose id is not the user's.
+#[tokio::test]
+async fn the_slack_adapter_conforms_in_a_dm() {
+    let (fake, alice, _, _) = start_fake().await;
+    let outbound = outbound(fake, &alice.id);
+    conformance::run(&outbound).await;
+    let dm = outbound.fake.dm(&alice);
+    assert!(dm.starts_with('D'), "{dm}");
+    assert_eq!(
+        outbound.fake.calls_to("conversations.open").len(),
+        1,
+        "the DM is opened once"
+    );
+    let messages = outbound.fake.messages(&dm);
+    assert!(!messages.is_empty());
+    assert!(messages.iter().all(|message| message.pings.is_empty()), "{messages:?}");
+    a_rate_limit_is_waited_out_and_refusals_are_final(&outbound).await;
+}
+
+/// Slack's 429 is waited out for its `Retry-After` and the post sent again,
+/// once; `not_in_channel`, `is_archived`, a revoked token are final.
+async fn a_rate_limit_is_waited_out_and_refusals_are_final(outbound: &Outbound) {
+    let prompt = Presentation::Text(TextPrompt::new(vec!["after a 429".into()]));
+    let question = QuestionId::parse("01JSLACKRATELIMITED00000").unwrap();
+    outbound.fake.fail_next(
+        "chat.postMessage",
+        Failure::RateLimited {
+            retry_after: std::time::Duration::from_secs(1),
+        },
+    );
+    let posts_before = outbound.fake.calls_to("chat.postMessage").len();
+    let started = std::time::Instant::now();
+    let delivery = outbound
+        .channel
+        .deliver(&Outgoing::new(&question, &outbound.destination, &prompt))
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        outbound.fake.calls_to("chat.postMessage").len() - posts_before,
+        2,
+        "sent again once"
+    );
+    assert_eq!(delivery.messages.len(), 1);
+
+    for (code, id) in [
+        ("not_in_channel", "01JSLACKNOTINCHANNEL0000"),
+        ("is_archived", "01JSLACKISARCHIVED000000"),
+    ] {
+        outbound.fake.fail_next("chat.postMessage", Failure::Error(code));
+        let question = QuestionId::parse(id).unwrap();
+        let refused = outbound
+            .channel
+            .deliver(&Outgoing::new(&question, &outbound.destination, &prompt))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&refused.error, ChannelError::Rejected { reason } if reason.contains(code)),
+            "{refused:?}"
+        );
+        assert!(!refused.error.is_retryable());
+    }
+    outbound
+        .fake
+        .fail_next("chat.postMessage", Failure::Error("invalid_auth"));
+    let question = QuestionId::parse("01JSLACKINVALIDAUTH00000").unwrap();
+    let refused = outbound
+        .channel
+        .deliver(&Outgoing::new(&question, &outbound.destination, &prompt))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.error, ChannelError::Unauthorized);
+}
+
+/// In a channel: the question is a message there.
+#[tokio::test]
+async fn the_slack_adapter_conforms_in_a_channel() {
+    let (fake, _, _, room) = start_fake().await;
+    let outbound = outbound(fake, &room);
+    conformance::run(&outbound).await;
+    assert!(outbound.fake.calls_to("conversations.open").is_empty());
+    assert!(!outbound.fake.messages(&room).is_empty());
+}
+
+/// The inbound suite (`conformance::inbound`): a person in Slack, with the
+/// real engine and store behind the adapter, over Socket Mode and over the
+/// HTTP endpoints.
+mod inbound {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    use askgate_adapter::runtime::{ChannelRuntime, Shutdown};
+    use askgate_core::QuestionId;
+    use askgate_core::channel::{Channel, InboundSink};
+    use askgate_core::form::FormValue;
+    use askgate_engine::{Engine, Recipient};
+    use askgate_slack::blocks::{CHECKBOXES_SUFFIX, OTHER_FIELD};
+    use askgate_slack::{SlackRuntime, SlackSettings};
+    use askgate_store::QuestionRecord;
+    use askgate_testkit::conformance::inbound::{
+        self, Features, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient,
+    };
+    use askgate_testkit::slack::{DeliveryKind, DeliveryStatus, FakeSlack, Input, OpenedView, Person, SeenMessage};
+    use async_trait::async_trait;
+    use tokio::sync::watch;
+
+    use super::{NAME, rendered, start_fake};
+
+    /// How long a reply to a typed message may take to go out in its
+    /// conversation's turn (posts there are a second apart).
+    const QUIET: Duration = Duration::from_secs(5);
+
+    const SCENARIOS: [&str; 9] = [
+        "a_tap_on_an_option_answers_the_waiting_agent",
+        "typed_replies_answer_over_several_messages",
+        "answer_opens_a_form_whose_submission_answers",
+        "other_opens_a_free_text_input_whose_words_answer",
+        "a_stranger_is_refused_and_changes_nothing",
+        "a_second_tap_is_told_the_question_was_already_answered",
+        "skip_gives_the_agent_no_answer",
+        "a_slow_store_still_applies_the_tap_once",
+        "a_failing_store_loses_no_answer",
+    ];
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Mode {
+        Socket,
+        Http,
+    }
+
+    struct Slack {
+        fake: FakeSlack,
+        alice: Person,
+        bob: Person,
+        room: String,
+        runtime: Arc<SlackRuntime>,
+        mode: Mode,
+        /// Dropped with the test: Socket Mode stops.
+        stop: watch::Sender<bool>,
+        /// The modal last opened for each person on each question.
+        views: Mutex<HashMap<(String, QuestionId), OpenedView>>,
+    }
+
+    impl Slack {
+        async fn start(mode: Mode) -> Self {
+            let (fake, alice, bob, room) = start_fake().await;
+            let settings = match mode {
+                Mode::Socket => SlackSettings::socket(NAME, fake.bot_token(), fake.app_token(), &fake.api_url()),
+                Mode::Http => SlackSettings::http(NAME, fake.bot_token(), fake.signing_secret(), &fake.api_url()),
+            };
+            let (stop, _) = watch::channel(false);
+            Self {
+                runtime: Arc::new(settings.runtime()),
+                fake,
+                alice,
+                bob,
+                room,
+                mode,
+                stop,
+                views: Mutex::new(HashMap::new()),
+            }
+        }
+
+        fn person(&self, who: Who) -> &Person {
+            match who {
+                Who::Recipient => &self.alice,
+                Who::Stranger => &self.bob,
+            }
+        }
+
+        /// The conversation and `ts` of a question's message.
+        fn question_message(&self, question: &QuestionRecord) -> (String, String) {
+            let message = &question.delivery.as_ref().unwrap().messages[0];
+            if message.conversation != self.room {
+                assert_eq!(
+                    message.conversation,
+                    self.fake.dm(&self.alice),
+                    "the question went to the DM askgate opened"
+                );
+            }
+            (message.conversation.clone(), message.message.clone())
+        }
+
+        /// What `who` saw after delivery `delivery` was made at `since`: a
+        /// modal opened with `trigger_id`, a new ephemeral message, or nothing.
+        async fn seen(
+            &self,
+            who: Who,
+            delivery: usize,
+            ephemerals_before: usize,
+            trigger_id: Option<&str>,
+            since: Instant,
+        ) -> (Seen, Option<OpenedView>) {
+            let acked = self.fake.wait_for_ack(delivery, PATIENCE).await.unwrap();
+            assert!(
+                matches!(acked.status, DeliveryStatus::Acked { late: false, .. }),
+                "Slack MUST be acknowledged within 3 s: {acked:?}"
+            );
+            // Acknowledged before the engine decided (a slow store): what
+            // it shows comes later.
+            let grace = if since.elapsed() > Duration::from_secs(2) {
+                PATIENCE
+            } else {
+                Duration::from_millis(500)
+            };
+            let deadline = Instant::now() + grace;
+            let user = &self.person(who).id;
+            loop {
+                if let Some(view) = trigger_id.and_then(|trigger| self.fake.view_for_trigger(trigger)) {
+                    let blocks = view.json["blocks"].as_array().cloned().unwrap_or_default();
+                    let ids: Vec<String> = blocks
+                        .iter()
+                        .filter_map(|block| block["block_id"].as_str())
+                        .filter(|id| !id.ends_with(CHECKBOXES_SUFFIX))
+                        .map(str::to_owned)
+                        .collect();
+                    let seen = if ids == [OTHER_FIELD] {
+                        Seen::FreeTextInput
+                    } else {
+                        Seen::Form { fields: ids }
+                    };
+                    return (seen, Some(view));
+                }
+                let ephemerals = self.fake.ephemerals_for(user);
+                if let Some(notice) = ephemerals.get(ephemerals_before) {
+                    assert!(notice.pings.is_empty(), "a notice MUST notify no one: {notice:?}");
+                    return (
+                        Seen::Notice {
+                            text: rendered(&notice.text),
+                            alert: false,
+                        },
+                        None,
+                    );
+                }
+                if Instant::now() > deadline {
+                    return (Seen::Nothing, None);
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+
+        fn view(&self, who: Who, question: &QuestionRecord) -> OpenedView {
+            self.views
+                .lock()
+                .unwrap()
+                .get(&(self.person(who).id.clone(), question.id.clone()))
+                .cloned()
+                .unwrap_or_else(|| panic!("no modal is open for {who:?} on question {}", question.id))
+        }
+
+        async fn submit(&self, who: Who, question: &QuestionRecord, inputs: Vec<(String, Input)>) -> Seen {
+            let view = self.view(who, question);
+            let person = self.person(who);
+            let before = self.fake.ephemerals_for(&person.id).len();
+            let started = Instant::now();
+            let submission = self.fake.submit_view(person, &view.id, inputs);
+            let (seen, _) = self.seen(who, submission.delivery, before, None, started).await;
+            seen
+        }
+    }
+
+    fn edited(fake: &FakeSlack, channel: &str, ts: &str) -> bool {
+        fake.message_at(channel, ts).is_some_and(|message| message.edited)
+    }
+
+    #[async_trait]
+    impl PersonPlatform for Slack {
+        fn features(&self) -> Features {
+            Features {
+                typed_replies: true,
+                free_text: true,
+                forms: true,
+                groups: true,
+                strangers: true,
+                sink: true,
+                // The suite's failures are taps, which Slack never sends again.
+                redelivers: false,
+            }
+        }
+
+        fn channel(&self) -> Arc<dyn Channel> {
+            self.runtime.channel()
+        }
+
+        fn recipients(&self) -> Vec<Recipient> {
+            vec![
+                recipient(PERSON, "Alice", NAME, &self.alice.id, &[]),
+                recipient(GROUP, "Release team", NAME, &self.room, &[&self.alice.id]),
+            ]
+        }
+
+        async fn connect(&self, _engine: Engine, sink: Arc<dyn InboundSink>) {
+            match self.mode {
+                Mode::Socket => {
+                    assert!(
+                        self.runtime.routes(sink.clone()).is_none(),
+                        "Socket Mode mounts no route"
+                    );
+                    let runtime = Arc::clone(&self.runtime);
+                    tokio::spawn(runtime.run(sink, Shutdown::new(self.stop.subscribe())));
+                    self.fake
+                        .wait_for_connections(1, PATIENCE)
+                        .await
+                        .expect("askgate connects to Socket Mode");
+                }
+                Mode::Http => {
+                    let router = self.runtime.routes(sink).expect("HTTP mode mounts routes");
+                    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                    let base = format!("http://{}/slack/{NAME}", listener.local_addr().unwrap());
+                    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+                    let verified = self.fake.verify_url(&format!("{base}/events")).await;
+                    assert!(
+                        verified.passed(),
+                        "the url_verification challenge is answered: {verified:?}"
+                    );
+                    self.fake
+                        .deliver_over_http(&format!("{base}/events"), &format!("{base}/interactivity"));
+                }
+            }
+        }
+
+        async fn tap(&self, who: Who, question: &QuestionRecord, token: &str) -> Seen {
+            let (channel, ts) = self.question_message(question);
+            let person = self.person(who);
+            let before = self.fake.ephemerals_for(&person.id).len();
+            let started = Instant::now();
+            let click = self.fake.click(person, &channel, &ts, token);
+            let (seen, view) = self
+                .seen(who, click.delivery, before, Some(&click.trigger_id), started)
+                .await;
+            if let Some(view) = view {
+                self.views
+                    .lock()
+                    .unwrap()
+                    .insert((person.id.clone(), question.id.clone()), view);
+            }
+            seen
+        }
+
+        async fn type_reply(&self, who: Who, question: &QuestionRecord, text: &str) -> Seen {
+            let (channel, question_ts) = self.question_message(question);
+            let person = self.person(who);
+            let before = self.fake.ephemerals_for(&person.id).len();
+            let was_edited = edited(&self.fake, &channel, &question_ts);
+            let sent = self.fake.message(person, &channel, text, Some(&question_ts));
+            let started = Instant::now();
+            while started.elapsed() < QUIET {
+                let reply = self.fake.messages(&channel).into_iter().find(|message: &SeenMessage| {
+                    message.bot_id.is_some()
+                        && message.thread_ts.as_deref() == Some(question_ts.as_str())
+                        && message.ts.as_str() > sent.as_str()
+                        && message.ephemeral_for.is_none()
+                });
+                if let Some(reply) = reply {
+                    assert!(reply.pings.is_empty(), "a reply MUST notify no one: {reply:?}");
+                    return Seen::Reply {
+                        text: rendered(&reply.text),
+                    };
+                }
+                if let Some(notice) = self.fake.ephemerals_for(&person.id).get(before) {
+                    return Seen::Notice {
+                        text: rendered(&notice.text),
+                        alert: false,
+                    };
+                }
+                if !was_edited && edited(&self.fake, &channel, &question_ts) {
+                    return Seen::Nothing;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Seen::Nothing
+        }
+
+        async fn answer_free_text(&self, who: Who, question: &QuestionRecord, text: &str) -> Seen {
+            self.submit(who, question, vec![(OTHER_FIELD.to_owned(), Input::text(text))])
+                .await
+        }
+
+        async fn submit_form(&self, who: Who, question: &QuestionRecord, _token: &str, values: Vec<FormValue>) -> Seen {
+            let mut inputs = Vec::new();
+            for value in values {
+                if !value.text.is_empty() {
+                    inputs.push((value.id.clone(), Input::text(&value.text)));
+                }
+                if !value.checked.is_empty() {
+                    let checked: Vec<String> = value.checked.iter().map(ToString::to_string).collect();
+                    inputs.push((
+                        format!("{}{CHECKBOXES_SUFFIX}", value.id),
+                        Input::options(checked.iter().map(String::as_str)),
+                    ));
+                }
+            }
+            self.submit(who, question, inputs).await
+        }
+
+        fn alerts(&self) -> bool {
+            false
+        }
+    }
+
+    async fn run(mode: Mode) -> Slack {
+        let slack = Slack::start(mode).await;
+        assert_eq!(inbound::run(&slack).await, SCENARIOS);
+        // Every click and submission was acknowledged in time, none twice.
+        let interactions: Vec<_> = slack
+            .fake
+            .deliveries()
+            .into_iter()
+            .filter(|delivery| delivery.kind == DeliveryKind::Interaction)
+            .collect();
+        assert!(!interactions.is_empty());
+        for delivery in &interactions {
+            assert!(
+                matches!(delivery.status, DeliveryStatus::Acked { late: false, .. }),
+                "{delivery:?}"
+            );
+        }
+        slack
+    }
+
+    #[tokio::test]
+    async fn inbound_socket_mode() {
+        let slack = run(Mode::Socket).await;
+        assert_eq!(
+            slack.runtime.check().await.unwrap(),
+            "bot @askgate in askgate-test, Socket Mode"
+        );
+        assert_eq!(slack.fake.connections().len(), 1, "one connection, never dropped");
+    }
+
+    #[tokio::test]
+    async fn inbound_http_endpoints() {
+        let slack = run(Mode::Http).await;
+        assert_eq!(
+            slack.runtime.check().await.unwrap(),
+            "bot @askgate in askgate-test, HTTP endpoints"
+        );
+        assert!(slack.fake.connections().is_empty(), "no Socket Mode");
+    }
+}

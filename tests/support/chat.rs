@@ -1,0 +1,89 @@
+//! What the chat-platform suites (`telegram.rs`, `discord.rs`, `slack.rs`)
+//! share: the questions they ask, the result they expect, a bounded wait,
+//! and running each scenario once per inbound mode.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// One single-select question to `to`, with a described first option.
+pub(crate) fn deploy(to: &str) -> Value {
+    json!({
+        "to": to,
+        "questions": [{"id": "deploy", "header": "Deploy", "question": "Where should this build go?",
+            "options": [{"label": "Staging (Recommended)", "description": "safe, resets nightly"},
+                        {"label": "Production"}]}],
+    })
+}
+
+/// Two questions to `to`, the second multi-select: a text prompt.
+pub(crate) fn two_questions(to: &str) -> Value {
+    json!({
+        "to": to,
+        "questions": [
+            {"id": "deploy", "header": "Deploy", "question": "Where should this build go?",
+             "options": [{"label": "Staging (Recommended)"}, {"label": "Production"}, {"label": "Canary"}]},
+            {"id": "notify", "header": "Notify", "question": "Who should be told?", "multiSelect": true,
+             "options": [{"label": "Team channel"}, {"label": "On-call"}, {"label": "Nobody"}]},
+        ],
+    })
+}
+
+/// The tool result of [`deploy`] answered with `deploy`.
+pub(crate) fn answered(deploy: &str) -> Value {
+    json!({"status": "answered", "answers": {"answers": {"deploy": [deploy]}}})
+}
+
+/// What `probe` finds, polled until it finds something; fails the test
+/// naming `what` after `patience`.
+pub(crate) async fn eventually_within<T>(what: &str, patience: Duration, probe: impl Fn() -> Option<T>) -> T {
+    let deadline = Instant::now() + patience;
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "{what}: not within {patience:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// In a test that is failing (panicking), prints what askgate logged and
+/// what the fake saw (`seen`: a heading and its text each); else nothing.
+#[allow(
+    clippy::print_stderr,
+    reason = "a failed test's diagnostics; panicking again in a drop would abort"
+)]
+pub(crate) fn report_if_failing(server: &mut super::Server, seen: &[(&str, String)]) {
+    if std::thread::panicking() {
+        eprintln!("askgate's log:\n{}", server.stderr());
+        for (heading, text) in seen {
+            eprintln!("{heading}: {text}");
+        }
+    }
+}
+
+/// Runs each scenario (an `async fn(Mode)` of the suite) once per mode of
+/// the suite's `Mode` enum, each as a test of its own in a module named
+/// for the mode:
+/// `in_modes!([a, b] polling => Polling, webhook => Webhook);` makes
+/// `polling::a`, `polling::b`, `webhook::a` and `webhook::b`. The runtime
+/// has two workers: the fake answers while the harness blocks on start-up.
+#[allow(unused_macros, reason = "the suites without modes include the harness too")]
+macro_rules! in_modes {
+    ($scenarios:tt $($module:ident => $mode:ident),+ $(,)?) => {
+        $( $crate::support::chat::in_modes!(@module $module $mode $scenarios); )+
+    };
+    (@module $module:ident $mode:ident [$($scenario:ident),* $(,)?]) => {
+        mod $module {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $scenario() {
+                    super::$scenario(super::Mode::$mode).await;
+                }
+            )*
+        }
+    };
+}
+
+#[allow(unused_imports, reason = "the suites without modes include the harness too")]
+pub(crate) use in_modes;
