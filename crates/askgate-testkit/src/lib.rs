@@ -2,12 +2,13 @@
 //!
 //! [`FakeChannel`] is a channel that records everything the engine asks of it
 //! and can be told to fail, so that engine tests exercise the real engine and
-//! the real store with no platform. [`telegram::FakeTelegram`] is a fake
-//! Telegram Bot API server on `127.0.0.1:0`, with real `Update` samples
-//! (Discord and Slack fakes follow). [`conformance`] is the suite every
-//! adapter runs against its fake. Nothing here is used outside tests.
-//! [`discord::FakeDiscord`] fakes Discord's REST API, gateway and HTTP interactions.
-//! [`slack::FakeSlack`] fakes Slack's Web API, Socket Mode and signed HTTP delivery.
+//! the real store with no platform. The fake platforms, each on
+//! `127.0.0.1:0` and owned by its test: [`telegram::FakeTelegram`] (the Bot
+//! API, with real `Update` samples), [`discord::FakeDiscord`] (REST, the
+//! gateway and HTTP interactions), [`slack::FakeSlack`] (the Web API, Socket
+//! Mode and signed HTTP delivery); what they share is in [`fake`].
+//! [`conformance`] is the suite every adapter runs against its fake. Nothing
+//! here is used outside tests.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
