@@ -4,7 +4,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use askgate_adapter::backoff::retry_delay;
+use askgate_adapter::backoff::{backoff, retry_delay};
 use askgate_core::answer::{AnswerItem, Answers};
 use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, MessageRef, Outgoing, UserRef};
 use askgate_core::layout::{Ending, summary};
@@ -157,6 +157,10 @@ impl std::fmt::Debug for Engine {
     }
 }
 
+/// The longest pause before storing an expiry is tried again: the question
+/// expires within moments of the store taking writes again.
+const EXPIRY_RETRY_MAX: Duration = Duration::from_secs(2);
+
 impl Engine {
     /// An engine over `store`, delivering through `channels` (by name) to
     /// `recipients`. Call [`Engine::start`] before serving.
@@ -230,6 +234,9 @@ impl Engine {
     /// One task serves every question: the deadlines are an ordered set.
     pub async fn run_timers(&self, shutdown: impl std::future::Future<Output = ()>) {
         tokio::pin!(shutdown);
+        // Failed attempts to store each expiry (a locked database, a full
+        // disk): the deadline is put back a little later, until it is stored.
+        let mut failures: HashMap<QuestionId, u32> = HashMap::new();
         loop {
             let next = self.lock_deadlines().first().cloned();
             tokio::select! {
@@ -238,8 +245,18 @@ impl Engine {
                 () = self.sleep_until_deadline(next.as_ref().map(|(at, _)| *at)) => {
                     if let Some((at, id)) = next {
                         self.lock_deadlines().remove(&(at, id.clone()));
-                        if let Err(error) = self.expire(&id).await {
-                            warn!(question = %id, %error, "could not expire a question");
+                        match self.expire(&id).await {
+                            Ok(()) => {
+                                failures.remove(&id);
+                            }
+                            Err(error) => {
+                                let attempt = failures.entry(id.clone()).or_insert(0);
+                                let pause = backoff(*attempt).min(EXPIRY_RETRY_MAX);
+                                *attempt += 1;
+                                warn!(question = %id, %error, retry_in = ?pause, "could not expire a question; trying again");
+                                let retry_at = self.inner.clock.now() + i64::try_from(pause.as_millis()).unwrap_or(i64::MAX);
+                                self.lock_deadlines().insert((retry_at, id));
+                            }
                         }
                     }
                 }
@@ -427,16 +444,37 @@ impl Engine {
         id: &QuestionId,
         resolution: Resolution,
     ) -> Result<Option<QuestionRecord>, EngineError> {
+        let by_person = matches!(resolution.status, QuestionStatus::Answered | QuestionStatus::Skipped);
+        let at = resolution.at;
         let Some(record) = self.inner.store.resolve(id, &resolution).await? else {
+            // An answer after the deadline that the timer has not caught up
+            // with yet: the question expired first. End it so now, so that
+            // the person is told it expired and the agent hears at once.
+            if by_person
+                && let Some(current) = self.get(id).await?
+                && current.status == QuestionStatus::Pending
+                && current.expires_at <= at
+            {
+                let expired = self.resolution(QuestionStatus::Expired, Some("expired"));
+                if let Some(record) = self.inner.store.resolve(id, &expired).await? {
+                    self.ended(&record);
+                }
+            }
             return Ok(None);
         };
+        self.ended(&record);
+        Ok(Some(record))
+    }
+
+    /// What follows a question's end: its timer dropped, the agent woken,
+    /// watchers told, the message edited into its summary.
+    fn ended(&self, record: &QuestionRecord) {
         self.lock_deadlines().remove(&(record.expires_at, record.id.clone()));
         info!(question = %record.id, channel = %record.channel, status = %record.status, "question ended");
-        self.inner.observer.question_resolved(&record);
+        self.inner.observer.question_resolved(record);
         self.wake_waiters(&record.id);
         self.publish(record.clone());
         self.spawn_finish(record.clone());
-        Ok(Some(record))
     }
 
     async fn expire(&self, id: &QuestionId) -> Result<(), EngineError> {

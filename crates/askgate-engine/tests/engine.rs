@@ -366,6 +366,74 @@ async fn questions_expire_at_their_deadline() {
 }
 
 #[tokio::test]
+async fn an_answer_after_the_deadline_loses_to_it_even_before_the_timer_fires() {
+    let h = harness().await;
+    let record = h.ask("alice", single()).await;
+    let record = h.delivered(&record.id).await;
+    // The timer is held back (a busy machine): the deadline passes unnoticed.
+    let Harness {
+        engine,
+        clock,
+        chat,
+        dir,
+        stop_timers,
+    } = h;
+    stop_timers.send(()).ok();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    clock.advance(Duration::from_secs(60));
+    let late = engine
+        .handle("chat", tap(&record, "late", "u-alice", ButtonAction::Choose(1)))
+        .await
+        .expect("the event is stored");
+    assert_eq!(notice(&late), "This question has expired");
+    let ended = engine.get(&record.id).await.unwrap().unwrap();
+    assert_eq!(ended.status, QuestionStatus::Expired, "the deadline won, at once");
+    assert_eq!(result(&ended), json!({"status": "no_answer"}));
+    // A moment earlier, the same tap would have answered.
+    let h = Harness {
+        engine,
+        clock,
+        chat,
+        dir,
+        stop_timers: tokio::sync::oneshot::channel().0,
+    };
+    let other = h.ask("alice", single()).await;
+    let other = h.delivered(&other.id).await;
+    h.clock.advance(Duration::from_millis(59_999));
+    let in_time = h
+        .engine
+        .handle("chat", tap(&other, "in-time", "u-alice", ButtonAction::Choose(1)))
+        .await
+        .expect("the event is stored");
+    assert_eq!(notice(&in_time), "Answer submitted");
+    assert_eq!(h.status(&other.id).await, QuestionStatus::Answered);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expiry_the_store_refused_is_stored_once_it_takes_writes_again() {
+    use sqlx::Connection as _;
+    let h = harness().await;
+    let record = h.ask("alice", single()).await;
+    h.delivered(&record.id).await;
+    // Another process holds the database's write lock past the deadline.
+    let path = h.dir.path().join("askgate.db");
+    let mut outside = sqlx::SqliteConnection::connect_with(&sqlx::sqlite::SqliteConnectOptions::new().filename(&path))
+        .await
+        .unwrap();
+    sqlx::query("BEGIN IMMEDIATE").execute(&mut outside).await.unwrap();
+    h.clock.advance(Duration::from_secs(60));
+    // Storing the expiry waits out the store's busy timeout (5 s), and fails.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert_eq!(h.status(&record.id).await, QuestionStatus::Pending);
+    sqlx::query("ROLLBACK").execute(&mut outside).await.unwrap();
+    // Tried again within moments, not at the next restart.
+    h.clock.advance(Duration::from_secs(2));
+    let ended = h.ended(&record.id).await;
+    assert_eq!(ended.status, QuestionStatus::Expired);
+    assert_eq!(result(&ended), json!({"status": "no_answer"}));
+}
+
+#[tokio::test]
 async fn one_pending_question_per_session_and_no_sub_agents() {
     let h = harness().await;
     let mut ask = question("alice", single());

@@ -68,6 +68,13 @@ impl Agent {
     }
 }
 
+/// The token of an `Authorization: Bearer <token>` value; the scheme's case
+/// does not matter (RFC 7235 §2.1).
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
 impl FromRequestParts<AppState> for Agent {
     type Rejection = ApiError;
 
@@ -76,8 +83,7 @@ impl FromRequestParts<AppState> for Agent {
             .headers
             .get(header::AUTHORIZATION)
             .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.strip_prefix("Bearer "))
-            .map(str::trim)
+            .and_then(bearer)
             .ok_or_else(ApiError::unauthorized)?;
         // Every token is compared, in constant time, so that timing tells nothing.
         let mut found = None;

@@ -200,6 +200,36 @@ async fn validation_reports_every_problem_with_its_path() {
 }
 
 #[tokio::test]
+async fn the_bearer_scheme_is_read_in_any_case_and_nothing_else_passes() {
+    let fixture = fixture().await;
+    let with = |authorization: String| {
+        Request::post("/v1/questions")
+            .header(header::AUTHORIZATION, authorization)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(ask_body()))
+            .unwrap()
+    };
+    for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+        let (status, body) = send(&fixture, with(format!("{scheme} {TOKEN}"))).await;
+        assert!(status.is_success(), "{scheme}: {status} {body}");
+    }
+    for refused in [
+        format!("Basic {TOKEN}"),
+        format!("Bearer{TOKEN}"),
+        TOKEN.to_owned(),
+        format!("Bearer {TOKEN}x"),
+        "Bearer ".to_owned(),
+    ] {
+        let (status, body) = send(&fixture, with(refused.clone())).await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (StatusCode::UNAUTHORIZED, Some("unauthorized")),
+            "{refused}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn unknown_routes_and_questions_are_json_404s() {
     let fixture = fixture().await;
     for path in [

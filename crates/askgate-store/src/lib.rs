@@ -91,7 +91,10 @@ pub trait Store: Send + Sync + 'static {
 
     /// Resolves a pending question. Returns the updated record when this call
     /// resolved it, `None` when it was no longer pending: the first
-    /// resolution wins and later ones change nothing.
+    /// resolution wins and later ones change nothing. A person's resolution
+    /// (answered, skipped) also needs the question not yet due
+    /// (`expires_at > resolution.at`): an answer that comes after the
+    /// deadline, before the timer fired, is `None` too.
     async fn resolve(&self, id: &QuestionId, resolution: &Resolution) -> Result<Option<QuestionRecord>, StoreError>;
 
     /// Ended, delivered questions whose message is not yet edited into its

@@ -257,14 +257,19 @@ impl Store for SqliteStore {
         }
         let json = encode(resolution)?;
         let mut tx = self.writer.begin_with(BEGIN_WRITE).await?;
-        // The compare-and-set: only the first resolution finds it pending.
+        // The compare-and-set: only the first resolution finds it pending,
+        // and a person's only while the question is not yet due.
+        let by_person = matches!(resolution.status, QuestionStatus::Answered | QuestionStatus::Skipped);
         let updated = sqlx::query(
-            "UPDATE questions SET status = ?, resolution = ?, resolved_at = ? WHERE id = ? AND status = 'pending'",
+            "UPDATE questions SET status = ?, resolution = ?, resolved_at = ? \
+             WHERE id = ? AND status = 'pending' AND (? = 0 OR expires_at > ?)",
         )
         .bind(resolution.status.as_str())
         .bind(json)
         .bind(resolution.at)
         .bind(id.as_str())
+        .bind(by_person)
+        .bind(resolution.at)
         .execute(&mut *tx)
         .await?;
         if updated.rows_affected() != 1 {

@@ -308,6 +308,47 @@ async fn the_first_resolution_wins() {
     assert_eq!(store.resolve(&id("nobody"), &late).await.unwrap(), None);
 }
 
+#[tokio::test]
+async fn an_answer_at_or_after_the_deadline_does_not_count_but_expiry_does() {
+    let (store, _dir, _) = store().await;
+    let record = question("q1", 1000);
+    let due = record.expires_at;
+    store.insert(&record).await.unwrap();
+    // A person's answer or skip at the deadline (or later) changes nothing,
+    // even though the timer has not expired the question yet.
+    for status in [QuestionStatus::Answered, QuestionStatus::Skipped] {
+        for at in [due, due + 1] {
+            assert_eq!(
+                store.resolve(&record.id, &ended(status, at, "late")).await.unwrap(),
+                None
+            );
+        }
+    }
+    assert_eq!(
+        store.get(&record.id).await.unwrap().unwrap().status,
+        QuestionStatus::Pending
+    );
+    // The deadline itself, a cancellation or a failed delivery still end it.
+    let expired = store
+        .resolve(&record.id, &ended(QuestionStatus::Expired, due, "expired"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(expired.status, QuestionStatus::Expired);
+    // A moment before the deadline, an answer counts.
+    let other = question("q2", 2000);
+    store.insert(&other).await.unwrap();
+    let answered = store
+        .resolve(
+            &other.id,
+            &ended(QuestionStatus::Answered, other.expires_at - 1, "in time"),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(answered.status, QuestionStatus::Answered);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn twenty_concurrent_resolutions_resolve_once() {
     let (store, _dir, _) = store().await;
