@@ -69,8 +69,14 @@ impl Verifier for SecretHeader {
     }
 }
 
-/// `POST path` for channel `channel`: each request verified by `verifier`,
-/// then given to `handler` with its headers and raw body.
+/// The largest webhook body askgate reads: platforms send a few kilobytes
+/// (a Slack interaction with a whole message is the largest, under 100 KB).
+/// A larger body is refused with 413 before anything else is looked at.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// `POST path` for channel `channel`: each request's body bounded by
+/// [`MAX_BODY_BYTES`], verified by `verifier`, then given to `handler` with
+/// its headers and raw body.
 pub fn route<V, H, Fut>(channel: &str, path: &str, verifier: V, handler: H) -> Router
 where
     V: Verifier,
@@ -90,7 +96,8 @@ where
                 }
                 handler(headers, body).await
             }
-        }),
+        })
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES)),
     )
 }
 
@@ -126,5 +133,19 @@ mod tests {
         assert_eq!(status(&router, Some("s3cret-value")).await, StatusCode::ACCEPTED);
         assert_eq!(status(&router, Some("s3cret-valuE")).await, StatusCode::UNAUTHORIZED);
         assert_eq!(status(&router, None).await, StatusCode::UNAUTHORIZED);
+    }
+
+    #[tokio::test]
+    async fn an_oversized_body_is_refused_before_anything_else() {
+        let verifier = SecretHeader::new(HeaderName::from_static("x-secret"), "s3cret-value");
+        let router = route("test", "/hook", verifier, |_, _| async move {
+            panic!("an oversized body never reaches the handler")
+        });
+        let request = Request::post("/hook")
+            .header("x-secret", "s3cret-value")
+            .body(Body::from(vec![b'x'; MAX_BODY_BYTES + 1]))
+            .unwrap_or_else(|_| unreachable!());
+        let answer = router.oneshot(request).await.map(|r| r.status());
+        assert_eq!(answer.ok(), Some(StatusCode::PAYLOAD_TOO_LARGE));
     }
 }

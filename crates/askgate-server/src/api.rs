@@ -265,7 +265,8 @@ pub(crate) async fn abort_run(
 /// status at once; once the question is accepted the response starts (200)
 /// and stays open until it ends, with a space sent now and then so that a
 /// caller who went away is noticed — then the question is cancelled. JSON
-/// allows leading whitespace, so the body is always exactly the tool result.
+/// allows leading whitespace, so the body is always exactly the tool result,
+/// or, when askgate shuts down first, `{"status":"pending","questionId":…}`.
 pub(crate) async fn ask(
     State(state): State<AppState>,
     agent: Agent,
@@ -294,10 +295,12 @@ pub(crate) async fn ask(
             }
             Ok(_) if state.is_stopping() => {
                 // askgate is restarting, not the agent giving up: keep the
-                // question (the agent can pick it up by the id in the header)
-                // and break the response off so the caller knows to retry.
+                // question, and end the response with JSON the agent can act
+                // on: the question is still pending, and its answer can be
+                // picked up with `GET /v1/questions/{id}?wait=N`.
                 guard.id = None;
-                Some((Err(std::io::Error::other("askgate is shutting down")), (None, state)))
+                let pending = json!({"status": "pending", "questionId": id.as_str()});
+                Some((Ok(Bytes::from(pending.to_string())), (None, state)))
             }
             Ok(_) => Some((Ok(Bytes::from_static(b" ")), (Some(guard), state))),
             Err(error) => {

@@ -130,6 +130,10 @@ impl From<askgate_engine::EngineError> for ApiError {
     }
 }
 
+/// The most problems an error body lists (`errorCount` says how many there
+/// were when there were more).
+pub const MAX_LISTED_PROBLEMS: usize = 50;
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut error = json!({ "code": self.code, "message": self.message });
@@ -137,7 +141,13 @@ impl IntoResponse for ApiError {
             error["path"] = json!(path);
         }
         if self.details.len() > 1 {
-            error["errors"] = json!(self.details);
+            // A bounded answer to an unbounded request: the first problems,
+            // and how many there were in all.
+            let shown = &self.details[..self.details.len().min(MAX_LISTED_PROBLEMS)];
+            error["errors"] = json!(shown);
+            if shown.len() < self.details.len() {
+                error["errorCount"] = json!(self.details.len());
+            }
         }
         (self.status, axum::Json(json!({ "error": error }))).into_response()
     }

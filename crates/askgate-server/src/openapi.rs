@@ -29,8 +29,8 @@ pub fn document() -> Value {
     let mut create_responses = errors(&["400", "401", "403", "409", "413", "415", "422"]);
     create_responses["201"] = json!({"description": "Accepted; the question resource.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Question"}}}});
     let mut ask_responses = errors(&["400", "401", "403", "409", "413", "415", "422"]);
-    ask_responses["200"] = json!({"description": "The tool result, once the question ends (leading whitespace keeps the connection alive).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ToolResult"}}}});
-    let mut get_responses = errors(&["401", "404"]);
+    ask_responses["200"] = json!({"description": "The tool result, once the question ends (leading whitespace keeps the connection alive); if askgate shuts down first, the question's id to pick the answer up later.", "content": {"application/json": {"schema": {"oneOf": [{"$ref": "#/components/schemas/ToolResult"}, {"$ref": "#/components/schemas/Interrupted"}]}}}});
+    let mut get_responses = errors(&["400", "401", "404"]);
     get_responses["200"] = json!({"description": "The question resource.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Question"}}}});
     let wait = json!({"name": "wait", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 3600},
         "description": "Hold the response until the question ends or this many seconds pass."});
@@ -103,6 +103,10 @@ pub fn document() -> Value {
     })
 }
 
+/// A string with something other than white space in it (the server trims
+/// such fields and refuses them empty).
+const NOT_BLANK: &str = "\\S";
+
 fn error_response(description: &str) -> Value {
     json!({"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}})
 }
@@ -114,10 +118,10 @@ fn schemas() -> Value {
             "required": ["to", "questions"],
             "additionalProperties": false,
             "properties": {
-                "to": {"type": "string", "description": "The recipient's name in askgate's configuration."},
-                "sessionId": {"type": "string", "description": "The agent session; one pending question per session."},
-                "runId": {"type": "string", "description": "The agent run; aborting it cancels its questions."},
-                "sessionKind": {"type": "string", "enum": ["main", "subagent"], "default": "main"},
+                "to": {"type": "string", "pattern": NOT_BLANK, "description": "The recipient's name in askgate's configuration."},
+                "sessionId": {"type": ["string", "null"], "pattern": NOT_BLANK, "description": "The agent session; one pending question per session."},
+                "runId": {"type": ["string", "null"], "pattern": NOT_BLANK, "description": "The agent run; aborting it cancels its questions."},
+                "sessionKind": {"type": ["string", "null"], "enum": ["main", "subagent", null], "default": "main"},
                 "questions": {"type": "array", "minItems": 1, "maxItems": 3, "items": {"$ref": "#/components/schemas/AskQuestion"}},
                 "timeoutSeconds": {"type": "integer", "default": 900, "description": "Clamped to 30..=3600."}
             }
@@ -128,12 +132,12 @@ fn schemas() -> Value {
             "additionalProperties": false,
             "properties": {
                 "id": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$", "maxLength": 64, "description": "Unique snake_case answer key."},
-                "header": {"type": "string", "description": "Short label; cut to 12 characters."},
-                "question": {"type": "string", "minLength": 1, "maxLength": 300, "description": "One sentence."},
+                "header": {"type": "string", "pattern": NOT_BLANK, "description": "Short label; cut to 12 characters."},
+                "question": {"type": "string", "minLength": 1, "maxLength": 300, "pattern": NOT_BLANK, "description": "One sentence."},
                 "options": {"type": "array", "minItems": 2, "maxItems": 4, "items": {
                     "type": "object", "required": ["label"], "additionalProperties": false,
                     "properties": {
-                        "label": {"type": "string", "minLength": 1, "maxLength": 64},
+                        "label": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": NOT_BLANK},
                         "description": {"type": "string", "maxLength": 150}
                     }
                 }},
@@ -149,6 +153,11 @@ fn schemas() -> Value {
                 {"type": "object", "required": ["status"], "properties": {"status": {"const": "no_answer"}}},
                 {"type": "object", "required": ["status"], "properties": {"status": {"const": "delivery_failed"}}}
             ]
+        },
+        "Interrupted": {
+            "type": "object", "required": ["status", "questionId"],
+            "description": "POST /v1/ask only, when askgate shut down before the question ended: it is still pending; pick its answer up with GET /v1/questions/{questionId}?wait=N once askgate is back.",
+            "properties": {"status": {"const": "pending"}, "questionId": {"type": "string"}}
         },
         "Question": {
             "type": "object",
@@ -175,8 +184,9 @@ fn schemas() -> Value {
                 "code": {"type": "string"},
                 "message": {"type": "string"},
                 "path": {"type": "string", "description": "The JSON path of the offending value."},
-                "errors": {"type": "array", "description": "Every problem, when there were several.", "items": {
-                    "type": "object", "properties": {"code": {"type": "string"}, "path": {"type": "string"}, "message": {"type": "string"}}}}
+                "errors": {"type": "array", "maxItems": 50, "description": "The problems, when there were several: the first 50.", "items": {
+                    "type": "object", "properties": {"code": {"type": "string"}, "path": {"type": "string"}, "message": {"type": "string"}}}},
+                "errorCount": {"type": "integer", "description": "How many problems there were, when more than are listed."}
             }}}
         }
     })

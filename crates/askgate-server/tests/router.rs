@@ -230,6 +230,75 @@ async fn the_bearer_scheme_is_read_in_any_case_and_nothing_else_passes() {
 }
 
 #[tokio::test]
+async fn what_the_openapi_document_allows_the_server_takes_and_blank_is_neither() {
+    let fixture = fixture().await;
+    let (_, document) = send(&fixture, Request::get("/openapi.json").body(Body::empty()).unwrap()).await;
+    let schemas = &document["components"]["schemas"];
+    let request = &schemas["QuestionRequest"]["properties"];
+    let question = &schemas["AskQuestion"]["properties"];
+    for (field, schema) in [
+        ("to", &request["to"]),
+        ("sessionId", &request["sessionId"]),
+        ("runId", &request["runId"]),
+        ("header", &question["header"]),
+        ("question", &question["question"]),
+        ("label", &question["options"]["items"]["properties"]["label"]),
+    ] {
+        // `\S`: something other than white space, which the server trims.
+        assert_eq!(schema["pattern"], "\\S", "{field}: {schema}");
+    }
+    // Blank envelope fields are refused, as the document says.
+    for field in ["to", "sessionId", "runId"] {
+        let mut body: Value = serde_json::from_str(&ask_body()).unwrap();
+        body[field] = json!("  ");
+        let (status, answer) = send(
+            &fixture,
+            post("/v1/questions", Some(TOKEN), Some("application/json"), body.to_string()),
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{field}: {answer}");
+    }
+    // Null session fields are taken, as the document says.
+    let mut body: Value = serde_json::from_str(&ask_body()).unwrap();
+    body["sessionId"] = Value::Null;
+    body["runId"] = Value::Null;
+    body["sessionKind"] = Value::Null;
+    let (status, answer) = send(
+        &fixture,
+        post("/v1/questions", Some(TOKEN), Some("application/json"), body.to_string()),
+    )
+    .await;
+    assert!(status.is_success(), "{answer}");
+    // A bad ?wait= on a question is a 400 the document lists.
+    assert!(document["paths"]["/v1/questions/{id}"]["get"]["responses"]["400"].is_object());
+}
+
+#[tokio::test]
+async fn an_error_body_lists_at_most_50_problems_and_counts_them_all() {
+    let fixture = fixture().await;
+    // 3 questions × (a bad id, an empty header and question, 30 bad options…):
+    // far more problems than an answer should list.
+    let options: Vec<Value> = (0..60).map(|_| json!({"label": ""})).collect();
+    let question = json!({"id": "Bad Id", "header": "", "question": "", "options": options});
+    let body = json!({"to": "me", "questions": [question.clone(), question.clone(), question]});
+    let (status, answer) = send(
+        &fixture,
+        post("/v1/questions", Some(TOKEN), Some("application/json"), body.to_string()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    let listed = answer["error"]["errors"].as_array().unwrap().len();
+    let count = answer["error"]["errorCount"].as_u64().unwrap();
+    assert_eq!(listed, 50, "{answer}");
+    assert!(count > 50, "{answer}");
+    assert!(
+        answer.to_string().len() < 16_000,
+        "a bounded body: {} bytes",
+        answer.to_string().len()
+    );
+}
+
+#[tokio::test]
 async fn unknown_routes_and_questions_are_json_404s() {
     let fixture = fixture().await;
     for path in [
