@@ -399,7 +399,7 @@ impl Server {
 
     /// Skips a question on the web page.
     pub(crate) async fn web_skip(&self, key: &str, id: &str) -> (u16, Value) {
-        self.post_empty(&format!("/web/{key}/api/questions/{id}/skip"), None)
+        self.post_json(&format!("/web/{key}/api/questions/{id}/skip"), None, &json!({}))
             .await
     }
 }

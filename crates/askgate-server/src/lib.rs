@@ -5,6 +5,7 @@
 //! | [`api`] | the agent API under `/v1` (ask, questions, events, cancel, run abort) |
 //! | [`web`] | the web channel: askgate's own answer page behind a secret link |
 //! | [`auth`] | agent bearer tokens and the recipients each may ask |
+//! | [`headers`] | the security headers of every response (the page's Content-Security-Policy, no framing, no caching) |
 //! | [`error`] | [`ApiError`]: one error type, stable codes, `{"error": {...}}` |
 //! | [`body`] | the JSON body extractor (400/413/415 as [`ApiError`]) |
 //! | [`resource`] | the question resource and the tool result |
@@ -19,6 +20,7 @@ pub mod api;
 pub mod auth;
 pub mod body;
 pub mod error;
+pub mod headers;
 pub mod metrics;
 pub mod openapi;
 pub mod resource;
@@ -187,6 +189,7 @@ pub fn app(state: AppState) -> Router {
             )
         })
         .layer(DefaultBodyLimit::max(limit))
+        .layer(axum::middleware::from_fn(headers::security_headers))
         .with_state(state)
 }
 

@@ -299,6 +299,78 @@ async fn an_error_body_lists_at_most_50_problems_and_counts_them_all() {
 }
 
 #[tokio::test]
+async fn the_page_is_never_framed_cached_or_sniffed_and_a_cross_site_form_cannot_skip() {
+    let fixture = fixture().await;
+    let page = fixture
+        .router
+        .clone()
+        .oneshot(Request::get(format!("/web/{KEY}")).body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    let headers = page.headers();
+    let csp = headers[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+    for directive in [
+        "script-src 'self'",
+        "frame-ancestors 'none'",
+        "form-action 'none'",
+        "default-src 'none'",
+    ] {
+        assert!(csp.contains(directive), "{csp}");
+    }
+    assert!(!csp.contains("unsafe-inline"), "{csp}");
+    assert_eq!(headers[header::X_FRAME_OPTIONS], "DENY");
+    assert_eq!(headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+    assert_eq!(headers[header::CACHE_CONTROL], "no-store");
+    let state = fixture
+        .router
+        .clone()
+        .oneshot(
+            Request::get(format!("/web/{KEY}/api/state"))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(state.headers()[header::CACHE_CONTROL], "no-store");
+    assert_eq!(state.headers()[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+
+    // A question, and a cross-site page posting a form at its Skip.
+    let (_, created) = send(
+        &fixture,
+        post("/v1/questions", Some(TOKEN), Some("application/json"), ask_body()),
+    )
+    .await;
+    let id = created["id"].as_str().unwrap();
+    let skip = format!("/web/{KEY}/api/questions/{id}/skip");
+    for content_type in [
+        Some("application/x-www-form-urlencoded"),
+        Some("text/plain"),
+        Some("multipart/form-data; boundary=x"),
+        None,
+    ] {
+        let (status, answer) = send(&fixture, post(&skip, None, content_type, "a=b")).await;
+        assert_eq!(
+            (status, answer["error"]["code"].as_str()),
+            (StatusCode::UNSUPPORTED_MEDIA_TYPE, Some("unsupported_media_type")),
+            "{content_type:?}"
+        );
+    }
+    let (_, resource) = send(
+        &fixture,
+        Request::get(format!("/v1/questions/{id}"))
+            .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(resource["status"], "pending", "{resource}");
+    // The page's own request skips.
+    let (status, _) = send(&fixture, post(&skip, None, Some("application/json"), "{}")).await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
 async fn unknown_routes_and_questions_are_json_404s() {
     let fixture = fixture().await;
     for path in [

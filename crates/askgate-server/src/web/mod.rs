@@ -232,10 +232,12 @@ pub(crate) async fn answer(
     submit(&state, &key, &id, DirectAnswer::Answers(items)).await
 }
 
-/// `POST /web/{key}/api/questions/{id}/skip`.
+/// `POST /web/{key}/api/questions/{id}/skip`. The body (`{}`) must be JSON,
+/// as every state-changing route's: a cross-site form cannot send it.
 pub(crate) async fn skip(
     State(state): State<AppState>,
     Path((key, id)): Path<(String, String)>,
+    ApiJson(_): ApiJson<Value>,
 ) -> Result<Json<Value>, ApiError> {
     submit(&state, &key, &id, DirectAnswer::Skip).await
 }
