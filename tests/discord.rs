@@ -450,7 +450,12 @@ async fn a_kill_between_the_click_and_the_edit_loses_nothing_and_answers_once(mo
     let id = created["id"].as_str().unwrap().to_owned();
     let prompt = dc.prompt_of(dc.dm.id, &id).await;
     // The edit after the answer never reaches Discord, and askgate dies right then.
-    dc.fake.fail_next(EDIT_MESSAGE, Failure::Disconnect);
+    // (Three times: askgate tries again after half a second, and the kill
+    // must come before an edit gets through; after the restart the rest
+    // fail too, and the edit is tried until it does.)
+    for _ in 0..3 {
+        dc.fake.fail_next(EDIT_MESSAGE, Failure::Disconnect);
+    }
     let click = dc.fake.click(&alice(), &dc.dm, prompt.id, &format!("ag1:{id}:1")).await;
     dc.server.question_with_status(&id, "answered", PATIENCE).await;
     assert_ephemeral(&dc.notice(&click).await, "Answer submitted");

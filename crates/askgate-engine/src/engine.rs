@@ -596,14 +596,24 @@ impl Engine {
             return;
         };
         let presentation = render(&record.request, channel.capabilities(), &record.id, record.locale);
-        match channel.finish(delivery, &presentation, &text).await {
-            Ok(()) => {
-                if let Err(error) = self.inner.store.mark_finished(&record.id).await {
-                    warn!(question = %record.id, channel = %record.channel, %error, "could not record the edit");
+        for attempt in 1..=MAX_DELIVERY_ATTEMPTS {
+            match channel.finish(delivery, &presentation, &text).await {
+                Ok(()) => {
+                    if let Err(error) = self.inner.store.mark_finished(&record.id).await {
+                        warn!(question = %record.id, channel = %record.channel, %error, "could not record the edit");
+                    }
+                    return;
                 }
-            }
-            Err(error) => {
-                warn!(question = %record.id, channel = %record.channel, %error, "could not edit the question's message");
+                // A rate limit or a passing failure: tried again now, not at
+                // the next restart (which still takes up what is left).
+                Err(error) if error.is_retryable() && attempt < MAX_DELIVERY_ATTEMPTS => {
+                    warn!(question = %record.id, channel = %record.channel, attempt, %error, "could not edit the question's message; trying again");
+                    self.inner.clock.sleep(retry_delay(&error, attempt - 1)).await;
+                }
+                Err(error) => {
+                    warn!(question = %record.id, channel = %record.channel, %error, "could not edit the question's message");
+                    return;
+                }
             }
         }
     }

@@ -328,3 +328,30 @@ async fn a_thread_reply_before_the_delivery_is_stored_waits_for_it_and_counts() 
         json!({"status": "answered", "answers": {"answers": {"deploy": ["Production"]}}})
     );
 }
+
+#[tokio::test]
+async fn a_failed_edit_into_the_summary_is_tried_again_now() {
+    let chat = FakeChannel::with_buttons("chat");
+    chat.fail_next_finishes([
+        ChannelError::Unavailable { reason: "502".into() },
+        ChannelError::RateLimited {
+            retry_after: Duration::from_secs(3),
+        },
+    ]);
+    let h = harness_with(chat).await;
+    let record = h.engine.ask(question("alice", single())).await.unwrap();
+    let record = h.delivered(&record.id).await;
+    let tapped = h
+        .engine
+        .handle("chat", tap(&record, "e1", "u-alice", ButtonAction::Choose(1)))
+        .await
+        .unwrap();
+    assert_eq!(notice(&tapped), "Answer submitted");
+    // The retries wait on the engine's clock: a passing failure, then the
+    // platform's own delay.
+    for _ in 0..20 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        h.clock.advance(Duration::from_secs(1));
+    }
+    assert_eq!(h.summary(1).await, ["Answered by Alice: Production"]);
+}

@@ -62,6 +62,8 @@ pub struct FakeChannel {
 struct State {
     calls: Mutex<Vec<Call>>,
     failures: Mutex<VecDeque<ChannelError>>,
+    /// Failures of the next edits into summaries, in order.
+    finish_failures: Mutex<VecDeque<ChannelError>>,
     /// A failure after this many parts of the next delivery went out.
     part_failure: Mutex<Option<(usize, ChannelError)>>,
     /// The conversation deliveries report instead of the destination's (a
@@ -115,6 +117,12 @@ impl FakeChannel {
     /// Makes the next deliveries fail with these errors, in order.
     pub fn fail_next(&self, errors: impl IntoIterator<Item = ChannelError>) {
         lock(&self.state.failures).extend(errors);
+    }
+
+    /// Makes the next edits into summaries fail with these errors, in order
+    /// (a failed edit is not recorded as a [`Call::Finish`]).
+    pub fn fail_next_finishes(&self, errors: impl IntoIterator<Item = ChannelError>) {
+        lock(&self.state.finish_failures).extend(errors);
     }
 
     /// Makes the next delivery fail with `error` after its first `parts`
@@ -244,6 +252,9 @@ impl Channel for FakeChannel {
     }
 
     async fn finish(&self, delivery: &Delivery, _prompt: &Presentation, summary: &str) -> Result<(), ChannelError> {
+        if let Some(error) = lock(&self.state.finish_failures).pop_front() {
+            return Err(error);
+        }
         self.record(Call::Finish {
             delivery: delivery.clone(),
             summary: summary.to_owned(),
