@@ -13,7 +13,9 @@ use askgate_testkit::discord::{
     Disconnect, DiscordChannel, DiscordUser, Failure, FakeDiscord, InteractionRecord, Reply, SeenMessage, Signature,
 };
 use serde_json::{Value, json};
-use support::chat::{answered, deploy, eventually_within, in_modes, report_if_failing, two_questions};
+use support::chat::{
+    Refused, answered, check_config_and_serve, deploy, eventually_within, in_modes, report_if_failing, two_questions,
+};
 use support::{Asked, Server};
 
 const ALICE: u64 = 411_111_111_111_111_111;
@@ -625,30 +627,13 @@ async fn a_wrong_bot_token_fails_check_config_and_start_up_without_showing_it() 
     let fake = FakeDiscord::start().await;
     let wrong = "MTIzNDU2Nzg5MDEyMzQ1Njc4OQ.GhWk3a.wrong-token-never-shown-0000000";
     for mode in [Mode::Gateway, Mode::Interactions] {
-        let dir = tempfile::tempdir().unwrap();
-        let config = dir.path().join("askgate.toml");
-        let text = support::config_text_with(dir.path(), &server_keys(mode)) + &discord_config(&fake, mode, wrong);
-        std::fs::write(&config, text).unwrap();
-        for command in ["check-config", "serve"] {
-            let mut run = tokio::process::Command::new(support::ASKGATE);
-            if command == "serve" {
-                run.args(["serve", "--config"]);
-            } else {
-                run.arg("check-config");
-            }
-            let output = tokio::time::timeout(
-                Duration::from_secs(30),
-                run.arg(&config).current_dir(dir.path()).kill_on_drop(true).output(),
-            )
-            .await
-            .expect("askgate finishes")
-            .unwrap();
-            let printed = format!(
-                "{}{}",
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr)
-            );
-            assert!(!output.status.success(), "{mode:?} {command} must fail: {printed}");
+        for Refused {
+            command,
+            succeeded,
+            printed,
+        } in check_config_and_serve(&server_keys(mode), &discord_config(&fake, mode, wrong)).await
+        {
+            assert!(!succeeded, "{mode:?} {command} must fail: {printed}");
             assert!(
                 printed.contains("channels.dc.token") && printed.contains("GET /users/@me"),
                 "{mode:?} {command} names the channel: {printed}"

@@ -15,7 +15,9 @@ use askgate_testkit::slack::{
     ViewOutcome, interaction_body,
 };
 use serde_json::{Value, json};
-use support::chat::{answered, deploy, eventually_within, in_modes, report_if_failing, two_questions};
+use support::chat::{
+    Refused, answered, check_config_and_serve, deploy, eventually_within, in_modes, report_if_failing, two_questions,
+};
 use support::{Asked, Server};
 
 const ALICE: &str = "U0ALICE001";
@@ -828,41 +830,18 @@ async fn a_wrong_token_fails_check_config_and_start_up_without_showing_it() {
         (Mode::Socket, "app_token", "apps.connections.open"),
     ];
     for (mode, key, method) in cases {
-        let dir = tempfile::tempdir().unwrap();
-        let config = dir.path().join("askgate.toml");
         let channel = if key == "bot_token" {
             slack_config(&fake, mode, wrong_bot, &ops.id)
         } else {
             slack_config(&fake, mode, fake.bot_token(), &ops.id).replace(fake.app_token(), wrong_app)
         };
-        std::fs::write(
-            &config,
-            support::config_text_with(dir.path(), &server_keys(mode)) + &channel,
-        )
-        .unwrap();
-        for command in ["check-config", "serve"] {
-            let mut run = tokio::process::Command::new(support::ASKGATE);
-            if command == "serve" {
-                run.args(["serve", "--config"]);
-            } else {
-                run.arg("check-config");
-            }
-            let output = tokio::time::timeout(
-                Duration::from_secs(30),
-                run.arg(&config).current_dir(dir.path()).kill_on_drop(true).output(),
-            )
-            .await
-            .expect("askgate finishes")
-            .unwrap();
-            let printed = format!(
-                "{}{}",
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr)
-            );
-            assert!(
-                !output.status.success(),
-                "{mode:?} {key} {command} must fail: {printed}"
-            );
+        for Refused {
+            command,
+            succeeded,
+            printed,
+        } in check_config_and_serve(&server_keys(mode), &channel).await
+        {
+            assert!(!succeeded, "{mode:?} {key} {command} must fail: {printed}");
             assert!(
                 printed.contains(&format!("channels.sl.{key}"))
                     && printed.contains(&format!("({method}): invalid_auth")),

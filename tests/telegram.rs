@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use askgate_testkit::telegram::{Failure, FakeTelegram, TgChat, TgUser};
 use serde_json::{Value, json};
-use support::chat::{deploy, eventually_within, in_modes};
+use support::chat::{Refused, check_config_and_serve, deploy, eventually_within, in_modes};
 use support::{AGENT_TOKEN, Asked, Server};
 
 /// Alice's user id, which is also her private chat's id.
@@ -682,31 +682,14 @@ async fn a_refused_chat_is_delivery_failed_at_once_with_the_reason() {
 async fn a_wrong_bot_token_fails_check_config_and_start_up_without_showing_it() {
     let fake = FakeTelegram::start().await;
     let wrong = "999999:wrong-token-never-shown";
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("askgate.toml");
-    let text =
-        support::config_text(dir.path()) + &telegram_config(&fake, Mode::Polling, 1).replace(fake.token(), wrong);
-    std::fs::write(&config, text).unwrap();
-    for command in ["check-config", "serve"] {
-        let mut run = tokio::process::Command::new(support::ASKGATE);
-        if command == "serve" {
-            run.args(["serve", "--config"]);
-        } else {
-            run.arg("check-config");
-        }
-        let output = tokio::time::timeout(
-            Duration::from_secs(30),
-            run.arg(&config).current_dir(dir.path()).output(),
-        )
-        .await
-        .expect("askgate finishes")
-        .unwrap();
-        let printed = format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        assert!(!output.status.success(), "{command} must fail: {printed}");
+    let channel = telegram_config(&fake, Mode::Polling, 1).replace(fake.token(), wrong);
+    for Refused {
+        command,
+        succeeded,
+        printed,
+    } in check_config_and_serve("", &channel).await
+    {
+        assert!(!succeeded, "{command} must fail: {printed}");
         assert!(
             printed.contains("channels.tg"),
             "{command} names the channel: {printed}"

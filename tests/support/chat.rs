@@ -47,6 +47,53 @@ pub(crate) async fn eventually_within<T>(what: &str, patience: Duration, probe: 
     }
 }
 
+/// How `askgate check-config` and `askgate serve` end on a configuration
+/// whose channel the platform refuses.
+pub(crate) struct Refused {
+    /// The command, for the assertion messages.
+    pub(crate) command: &'static str,
+    /// Whether it exited successfully.
+    pub(crate) succeeded: bool,
+    /// Everything it printed (stdout, then stderr).
+    pub(crate) printed: String,
+}
+
+/// Writes the harness's configuration with `server` keys and `channel`
+/// appended into a fresh directory, then runs `check-config` and `serve` on
+/// it, each to its end (at most 30 s).
+pub(crate) async fn check_config_and_serve(server: &str, channel: &str) -> Vec<Refused> {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let config = dir.path().join("askgate.toml");
+    std::fs::write(&config, super::config_text_with(dir.path(), server) + channel)
+        .expect("the configuration is written");
+    let mut ended = Vec::new();
+    for command in ["check-config", "serve"] {
+        let mut run = tokio::process::Command::new(super::ASKGATE);
+        if command == "serve" {
+            run.args(["serve", "--config"]);
+        } else {
+            run.arg("check-config");
+        }
+        let output = tokio::time::timeout(
+            Duration::from_secs(30),
+            run.arg(&config).current_dir(dir.path()).kill_on_drop(true).output(),
+        )
+        .await
+        .expect("askgate finishes")
+        .expect("askgate runs");
+        ended.push(Refused {
+            command,
+            succeeded: output.status.success(),
+            printed: format!(
+                "{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            ),
+        });
+    }
+    ended
+}
+
 /// In a test that is failing (panicking), prints what askgate logged and
 /// what the fake saw (`seen`: a heading and its text each); else nothing.
 #[allow(
