@@ -83,13 +83,13 @@ struct Discord {
 
 impl Drop for Discord {
     fn drop(&mut self) {
-        report_if_failing(
-            &mut self.server,
-            &[
-                ("the fake's calls", format!("{:#?}", self.fake.calls())),
-                ("the fake's interactions", format!("{:#?}", self.fake.interactions())),
-            ],
-        );
+        let fake = &self.fake;
+        report_if_failing(&mut self.server, || {
+            vec![
+                ("the fake's calls", format!("{:#?}", fake.calls())),
+                ("the fake's interactions", format!("{:#?}", fake.interactions())),
+            ]
+        });
     }
 }
 

@@ -83,13 +83,13 @@ struct Slack {
 
 impl Drop for Slack {
     fn drop(&mut self) {
-        report_if_failing(
-            &mut self.server,
-            &[
-                ("the fake's calls", format!("{:#?}", self.fake.calls())),
-                ("the fake's deliveries", format!("{:#?}", self.fake.deliveries())),
-            ],
-        );
+        let fake = &self.fake;
+        report_if_failing(&mut self.server, || {
+            vec![
+                ("the fake's calls", format!("{:#?}", fake.calls())),
+                ("the fake's deliveries", format!("{:#?}", fake.deliveries())),
+            ]
+        });
     }
 }
 

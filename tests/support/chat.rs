@@ -95,15 +95,16 @@ pub(crate) async fn check_config_and_serve(server: &str, channel: &str) -> Vec<R
 }
 
 /// In a test that is failing (panicking), prints what askgate logged and
-/// what the fake saw (`seen`: a heading and its text each); else nothing.
+/// what the fake saw (`seen` gives a heading and its text each, and is only
+/// called then); else nothing.
 #[allow(
     clippy::print_stderr,
     reason = "a failed test's diagnostics; panicking again in a drop would abort"
 )]
-pub(crate) fn report_if_failing(server: &mut super::Server, seen: &[(&str, String)]) {
+pub(crate) fn report_if_failing(server: &mut super::Server, seen: impl FnOnce() -> Vec<(&'static str, String)>) {
     if std::thread::panicking() {
         eprintln!("askgate's log:\n{}", server.stderr());
-        for (heading, text) in seen {
+        for (heading, text) in seen() {
             eprintln!("{heading}: {text}");
         }
     }

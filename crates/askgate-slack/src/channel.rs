@@ -60,7 +60,10 @@ pub struct SlackChannel {
     lines: SendLines,
     /// The DM opened for each user id.
     dms: Arc<Mutex<HashMap<String, String>>>,
-    /// When each conversation may take its next post.
+    /// When each conversation may take its next post. Kept by hand, not
+    /// with a rate-limiting crate: posts to a conversation already go one
+    /// at a time in its line ([`SendLines`]), so pacing them is one instant
+    /// per conversation, and a keyed limiter would add a second queue.
     next_post: Arc<Mutex<HashMap<String, Instant>>>,
 }
 

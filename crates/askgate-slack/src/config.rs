@@ -37,13 +37,7 @@ pub struct SlackSettings {
     name: String,
     bot_token: Secret,
     api_url: String,
-    mode: SettingsMode,
-}
-
-#[derive(Debug, Clone)]
-enum SettingsMode {
-    Socket { app_token: Secret },
-    Http { signing_secret: Secret },
+    mode: Mode,
 }
 
 impl SlackSettings {
@@ -53,7 +47,7 @@ impl SlackSettings {
             name: name.to_owned(),
             bot_token: Secret::new(bot_token.to_owned()),
             api_url: api_url.to_owned(),
-            mode: SettingsMode::Socket {
+            mode: Mode::Socket {
                 app_token: Secret::new(app_token.to_owned()),
             },
         }
@@ -65,7 +59,7 @@ impl SlackSettings {
             name: name.to_owned(),
             bot_token: Secret::new(bot_token.to_owned()),
             api_url: api_url.to_owned(),
-            mode: SettingsMode::Http {
+            mode: Mode::Http {
                 signing_secret: Secret::new(signing_secret.to_owned()),
             },
         }
@@ -73,15 +67,7 @@ impl SlackSettings {
 
     /// The running channel these settings describe.
     pub fn runtime(&self) -> SlackRuntime {
-        let mode = match &self.mode {
-            SettingsMode::Socket { app_token } => Mode::Socket {
-                app_token: app_token.clone(),
-            },
-            SettingsMode::Http { signing_secret } => Mode::Http {
-                signing_secret: signing_secret.clone(),
-            },
-        };
-        SlackRuntime::new(&self.name, self.bot_token.expose(), &self.api_url, mode)
+        SlackRuntime::new(&self.name, self.bot_token.expose(), &self.api_url, self.mode.clone())
     }
 }
 
@@ -147,7 +133,7 @@ impl AdapterKind for Slack {
                     "HTTP mode needs the app's signing secret to check that requests come from Slack.",
                     "add signing_secret = \"${SLACK_SIGNING_SECRET}\" and export the Signing Secret (Basic Information → App Credentials).",
                 );
-                secret.map(|signing_secret| SettingsMode::Http { signing_secret })
+                secret.map(|signing_secret| Mode::Http { signing_secret })
             }
             Some(_) => {
                 let app_token = check.platform_secret(
@@ -165,7 +151,7 @@ impl AdapterKind for Slack {
                         );
                         None
                     }
-                    other => other.map(|app_token| SettingsMode::Socket { app_token }),
+                    other => other.map(|app_token| Mode::Socket { app_token }),
                 }
             }
             None => None,

@@ -29,19 +29,10 @@ pub enum Update {
 }
 
 impl Update {
-    /// The acting person's user id, to look their name up.
+    /// The acting person's user id, to look their name up; `None` for an
+    /// update askgate ignores (a bot's message, an edit), which needs none.
     pub fn user(&self) -> Option<String> {
-        match self {
-            Self::Interaction { event, .. } => match event.as_ref() {
-                SlackInteractionEvent::BlockActions(click) => click.user.as_ref().map(|user| user.id.to_string()),
-                SlackInteractionEvent::ViewSubmission(submission) => Some(submission.user.id.to_string()),
-                _ => None,
-            },
-            Self::Event { callback, .. } => match &callback.event {
-                SlackEventCallbackBody::Message(message) => message.sender.user.as_ref().map(ToString::to_string),
-                _ => None,
-            },
-        }
+        decode(self).map(|(event, _)| event.user.id)
     }
 
     /// With the acting person's display name.
@@ -241,7 +232,8 @@ fn decode_submission(
             }
         }
     }
-    // Slack gives the values as a map: question order, for a stable reading.
+    // Slack gives the values as a map (in no order): sorted by question id,
+    // so that one submission always reads the same.
     fields.sort_by(|a, b| a.id.cmp(&b.id));
     let kind_of = match other {
         Some(text) => InboundKind::FreeTextSubmitted { token, text },

@@ -6,6 +6,7 @@
 //! thread (or in the DM).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use askgate_adapter::{Driver, Inbound, Taken};
 use askgate_core::channel::{InboundError, InboundEvent, InboundSink, Reaction};
@@ -96,6 +97,21 @@ impl Inbound for SlackChannel {
             _ => {}
         }
     }
+}
+
+/// How long a click's acknowledgement (the Socket Mode envelope, the HTTP
+/// answer) waits for the engine: Slack gives up at 3 s.
+const ANSWER_WITHIN: Duration = Duration::from_millis(2500);
+
+/// Drives a click or a modal submission, and returns once it was taken or
+/// [`ANSWER_WITHIN`] passed, whichever comes first: the driver goes on
+/// meanwhile. (Slack never sends one again, and one that was not stored is
+/// told to the person: there is nothing to hold the acknowledgement for.)
+pub async fn take_interaction(driver: Driver<SlackChannel>, update: Update) {
+    let handling = tokio::spawn(async move {
+        let _ = take(&driver, update).await;
+    });
+    let _ = tokio::time::timeout(ANSWER_WITHIN, handling).await;
 }
 
 /// Drives one update: its sender's name looked up, then the shared driver.

@@ -16,11 +16,7 @@ use tracing::{info, warn};
 
 use crate::SlackChannel;
 use crate::decode::Update;
-use crate::react::take;
-
-/// How long a click's acknowledgement waits for the engine (Slack gives up
-/// at 3 s).
-pub(crate) const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_millis(2500);
+use crate::react::{take, take_interaction};
 
 /// What the listener's callbacks (plain functions) find in its user state.
 #[derive(Clone)]
@@ -61,13 +57,8 @@ async fn on_interaction(
             event: Box::new(event),
             name: None,
         };
-        // Slack wants the acknowledgement within 3 s: the driver goes on if
-        // the engine takes longer (a click is never sent again anyway, and
-        // one that was not stored is told to the person).
-        let handling = tokio::spawn(async move {
-            let _ = take(&state.driver, update).await;
-        });
-        let _ = tokio::time::timeout(ANSWER_WITHIN, handling).await;
+        // Acknowledged within Slack's 3 s, whatever the engine is doing.
+        take_interaction(state.driver, update).await;
     }
     // An empty acknowledgement closes a submitted modal.
     Ok(SlackInteractionResponse::Empty)
