@@ -8,11 +8,15 @@
 //
 // Questions are asked through the agent API, answered on the page the way a
 // person would (taps, typing), and every outcome is checked through the API.
+// The page reaches askgate through a small TCP proxy, so that a scenario can
+// take askgate away and bring it back; and the page's reads of the whole state
+// are counted: after the first, changes must arrive over the event stream.
 // Exits 0 when every scenario passed, 1 otherwise; a failed scenario leaves a
 // screenshot beside web.png.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -87,6 +91,50 @@ async function ended(id) {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // --- the person's side ---
+
+// The browser reaches askgate through this TCP proxy, so that a test can cut
+// every connection and refuse new ones for a while, as a restarting server does.
+function proxy(target) {
+  const { hostname, port } = new URL(target);
+  const sockets = new Set();
+  let refusing = false;
+  const server = net.createServer((client) => {
+    if (refusing) {
+      client.destroy();
+      return;
+    }
+    const upstream = net.connect(Number(port), hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => {});
+      socket.on('close', () => sockets.delete(socket));
+    }
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  return new Promise((resolve, reject) => {
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      resolve({
+        origin: `http://127.0.0.1:${server.address().port}`,
+        // Cuts every connection; `down` refuses new ones until `up`.
+        down() {
+          refusing = true;
+          for (const socket of sockets) socket.destroy();
+        },
+        up() {
+          refusing = false;
+        },
+        close() {
+          server.close();
+          for (const socket of sockets) socket.destroy();
+        },
+      });
+    });
+  });
+}
 
 const card = (page, id) => page.locator(`[data-testid="question-card"][data-question-id="${id}"]`);
 const recentCard = (page, id) => page.locator(`[data-testid="recent-card"][data-question-id="${id}"]`);
@@ -305,6 +353,100 @@ async function skip(page) {
   await assertNoReload(page);
 }
 
+// Changes come over the stream, one question at a time: a question ending
+// elsewhere turns into its summary, and Recent keeps as many as the state does.
+async function endedElsewhere(page) {
+  const id = await ask({ questions: [DEPLOY] });
+  const c = card(page, id);
+  await visible(c, 'the question the agent will cancel');
+  const cancelled = await api('POST', `/v1/questions/${id}/cancel`);
+  assert.equal(cancelled.status, 200, `cancel: ${cancelled.text}`);
+
+  const done = recentCard(page, id);
+  await visible(done, 'the summary of the question cancelled by the agent');
+  await gone(c, 'the cancelled question');
+  assert.equal(await done.getAttribute('data-status'), 'cancelled');
+  const summary = await done.locator('[data-testid="summary"]').textContent();
+  assert.ok(summary.trim() !== '', 'the cancelled question has a summary');
+
+  // More ended questions than Recent shows: the newest stay, as many as the state lists.
+  const state = await (await fetch(`${LINK}/api/state`)).json();
+  const limit = state.recentLimit;
+  assert.ok(Number.isInteger(limit) && limit > 0, `the state says how many ended questions it lists: ${limit}`);
+  const ids = [];
+  for (let n = 0; n <= limit; n++) ids.push(await ask({ questions: [DEPLOY] }));
+  const newest = ids[ids.length - 1];
+  await until(`${ids.length} new questions are shown`, async () => (await card(page, newest).count()) === 1);
+  for (const each of ids) assert.equal((await api('POST', `/v1/questions/${each}/cancel`)).status, 200);
+  await visible(recentCard(page, newest), 'the newest cancelled question');
+  await until('every cancelled question left the pending list', async () => {
+    for (const each of ids) if ((await card(page, each).count()) > 0) return false;
+    return true;
+  });
+  const shown = await page
+    .locator('[data-testid="recent-card"]')
+    .evaluateAll((nodes) => nodes.map((node) => node.dataset.questionId));
+  const expected = ids.slice().reverse().slice(0, limit);
+  assert.deepEqual(shown, expected, 'Recent shows the newest, newest first, as many as the state lists');
+  const listed = (await (await fetch(`${LINK}/api/state`)).json()).recent.map((q) => q.id);
+  assert.deepEqual(shown, listed, 'Recent on the page is what the state lists');
+  await assertNoReload(page);
+}
+
+// An answer askgate could not take: the person reads askgate's own sentence,
+// and the same tap works once askgate takes answers again.
+async function refusedAnswer(page) {
+  const id = await ask({ questions: [DEPLOY] });
+  const c = card(page, id);
+  await visible(c, 'the question whose first answer fails');
+  const message = 'The answer could not be saved; try again in a moment.';
+  const route = `**/api/questions/${id}/answer`;
+  await page.route(route, (request) =>
+    request.fulfill({
+      status: 503,
+      contentType: 'application/json',
+      body: JSON.stringify({ error: { code: 'store_unavailable', message } }),
+    }),
+  );
+  try {
+    await option(c, 'Canary').click();
+    const error = c.locator('[data-testid="card-error"]');
+    await visible(error, 'the error under the question');
+    const text = await error.textContent();
+    assert.ok(text.includes(message), `the error shows askgate's message: "${text}"`);
+    assert.equal((await api('GET', `/v1/questions/${id}`)).json.status, 'pending');
+  } finally {
+    await page.unroute(route);
+  }
+  await option(c, 'Canary').click();
+  const resource = await ended(id);
+  assert.deepEqual(resource.result, { status: 'answered', answers: { answers: { deploy_target: ['Canary'] } } });
+  await visible(recentCard(page, id), 'the summary of the question answered on the second tap');
+  await gone(c, 'the question answered on the second tap');
+}
+
+// askgate goes away for a while (its connections cut, new ones refused) and
+// comes back: the page reconnects, reads the whole state, and shows what
+// changed meanwhile.
+async function reconnect(page, link, reads) {
+  const before = reads();
+  const ended = await ask({ questions: [DEPLOY] });
+  await visible(card(page, ended), 'the question that will end while askgate is away');
+  link.down();
+  await page.locator('[data-testid="connection"][data-state="reconnecting"]').waitFor({ timeout: WAIT_MS });
+  const asked = await ask({ questions: [DEPLOY] });
+  assert.equal((await api('POST', `/v1/questions/${ended}/cancel`)).status, 200);
+  link.up();
+  await page.locator('[data-testid="connection"][data-state="live"]').waitFor({ timeout: WAIT_MS });
+  await visible(card(page, asked), 'the question asked while askgate was away');
+  await visible(recentCard(page, ended), 'the summary of the question that ended while askgate was away');
+  await gone(card(page, ended), 'the question that ended while askgate was away');
+  assert.ok(reads() > before, 'the page read the state after it reconnected');
+  await assertNoReload(page);
+  assert.equal((await api('POST', `/v1/questions/${asked}/cancel`)).status, 200);
+  await visible(recentCard(page, asked), 'the summary of the question cancelled after the reconnect');
+}
+
 // --- running them ---
 
 async function main() {
@@ -327,6 +469,8 @@ async function main() {
   });
   let passed = 0;
   let failed = 0;
+  const link = await proxy(LINK);
+  const proxied = link.origin + new URL(LINK).pathname;
   try {
     const context = await browser.newContext({
       viewport: { width: 390, height: 844 },
@@ -336,6 +480,11 @@ async function main() {
       locale: 'en-US',
     });
     const page = await context.newPage();
+    // Reads of the whole state: once the stream is open, and not again while it stays up.
+    let stateReads = 0;
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname.endsWith('/api/state')) stateReads++;
+    });
     const problems = [];
     page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
     page.on('console', (message) => {
@@ -348,25 +497,43 @@ async function main() {
       assert.equal(status, 404, `GET ${wrong} (a wrong key) should answer 404, got ${status}`);
     }
 
-    const response = await page.goto(LINK, { waitUntil: 'load' });
-    assert.equal(response && response.status(), 200, `GET ${LINK} should answer 200`);
+    const response = await page.goto(proxied, { waitUntil: 'load' });
+    assert.equal(response && response.status(), 200, `GET ${proxied} should answer 200`);
     await page.evaluate(() => {
       window.__askgateLoadMarker = 'first load';
     });
     // Wait for the live stream before anything is asked, so that SSE delivers it.
     await page.locator('[data-testid="connection"][data-state="live"]').waitFor({ timeout: WAIT_MS });
     await visible(page.locator('[data-testid="empty"]'), 'the "nothing waiting" note on a fresh page');
+    assert.equal(stateReads, 1, 'the page read the state once when it opened');
 
+    // Each scenario but the last gets every change over the stream alone;
+    // `failing` ones make requests fail, which the browser logs as errors.
     const scenarios = [
-      ['(a) a single-select question answered by a tap', singleTap],
-      ['(b) a two-question prompt through the stepper', stepper],
-      ['(c) Skip gives no_answer', skip],
+      ['(a) a question ending elsewhere turns into its summary; Recent stays bounded', endedElsewhere, {}],
+      ['(b) a single-select question answered by a tap', singleTap, {}],
+      ['(c) a two-question prompt through the stepper', stepper, {}],
+      ['(d) Skip gives no_answer', skip, {}],
+      ["(e) a refused answer shows askgate's message; the next tap answers", refusedAnswer, { failing: true }],
+      [
+        '(f) after askgate comes back, the page reads the state and catches up',
+        (page) => reconnect(page, link, () => stateReads),
+        { failing: true, readsState: true },
+      ],
     ];
-    for (const [name, run] of scenarios) {
+    for (const [name, run, { failing, readsState }] of scenarios) {
       const before = problems.length;
+      const readsBefore = stateReads;
       try {
         await run(page);
-        assert.deepEqual(problems.slice(before), [], 'the page logged no errors');
+        const logged = problems
+          .slice(before)
+          .filter((problem) => !failing || !/^console error: Failed to load resource: /.test(problem));
+        assert.deepEqual(logged, [], 'the page logged no errors');
+        if (!readsState) {
+          const message = 'every change came over the stream: the page did not read the whole state';
+          assert.equal(stateReads - readsBefore, 0, message);
+        }
         passed++;
         console.log(`ok - ${name}`);
       } catch (error) {
@@ -391,6 +558,7 @@ async function main() {
     console.log(`screenshot: ${file}`);
   } finally {
     await browser.close();
+    link.close();
   }
   console.log(`${passed} passed, ${failed} failed`);
   return failed === 0;

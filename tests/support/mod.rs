@@ -634,3 +634,28 @@ impl Server {
         Asked { id, result }
     }
 }
+
+impl Server {
+    /// [`Server::start_with`], with askgate's data directory at `data_dir`
+    /// (a small file system, say) instead of beside the configuration;
+    /// [`Server::data_dir`] still names the configuration's directory.
+    pub(crate) fn start_with_data_dir(data_dir: &Path, server: &str, more: &str) -> Self {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let config = dir.path().join("askgate.toml");
+        std::fs::write(&config, config_text_with(data_dir, server) + more).expect("the configuration is written");
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(90))
+            .build()
+            .expect("an HTTP client");
+        let mut server = Self {
+            process: None,
+            base: String::new(),
+            http,
+            config,
+            dir,
+        };
+        server.spawn();
+        server
+    }
+}

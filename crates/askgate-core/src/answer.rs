@@ -3,7 +3,8 @@
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
-use crate::request::AskRequest;
+use crate::request::{AskRequest, MAX_FREE_TEXT_CHARS};
+use crate::text::char_len;
 
 /// One element of an answer: a chosen option or the person's own words.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,6 +90,20 @@ impl Answers {
     /// Question ids and their answers, in question order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &[AnswerItem])> {
         self.0.iter().map(|(id, items)| (id.as_str(), items.as_slice()))
+    }
+
+    /// The first answer in the person's own words that is longer than
+    /// [`MAX_FREE_TEXT_CHARS`]: its question id and its length in characters.
+    pub fn too_long(&self) -> Option<(&str, usize)> {
+        self.iter().find_map(|(id, items)| {
+            items.iter().find_map(|item| match item {
+                AnswerItem::FreeText { text } => {
+                    let chars = char_len(text);
+                    (chars > MAX_FREE_TEXT_CHARS).then_some((id, chars))
+                }
+                AnswerItem::Option { .. } => None,
+            })
+        })
     }
 
     /// Whether nothing is answered yet.

@@ -306,6 +306,16 @@ impl Chrome {
         }
     }
 
+    /// The refusal of an answer in one's own words that is too long.
+    pub fn answer_too_long(self, chars: usize, limit: usize) -> String {
+        match self.0 {
+            Locale::En => format!(
+                "Your answer is {chars} characters long; askgate takes at most {limit}. Please shorten it and send it again."
+            ),
+            Locale::ZhCn => format!("你的回答有 {chars} 个字符，最多 {limit} 个。请缩短后重新发送。"),
+        }
+    }
+
     /// The confirmation of a partial answer: `Got Deploy. Still needed: Notify`.
     pub fn got_still_needed(self, took: &[&str], missing: &[&str]) -> String {
         match self.0 {

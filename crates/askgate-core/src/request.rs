@@ -20,6 +20,9 @@ pub const MAX_QUESTION_CHARS: usize = 300;
 pub const MAX_LABEL_CHARS: usize = 64;
 /// Longest option description, in characters.
 pub const MAX_DESCRIPTION_CHARS: usize = 150;
+/// Longest answer in the person's own words, in characters, on every
+/// surface: a longer one is refused with a message saying so, never cut.
+pub const MAX_FREE_TEXT_CHARS: usize = 2000;
 /// The timeout when the request names none.
 pub const DEFAULT_TIMEOUT_SECONDS: u32 = 900;
 /// Shortest timeout; shorter requests are raised to it.

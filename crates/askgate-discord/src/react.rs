@@ -11,6 +11,7 @@ use std::time::Duration;
 use askgate_adapter::Inbound;
 use askgate_core::channel::{InboundEvent, InboundSink, Reaction};
 use askgate_core::form::Form;
+use askgate_core::request::MAX_FREE_TEXT_CHARS;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use serenity::model::application::Interaction;
@@ -141,10 +142,12 @@ fn ephemeral(text: &str) -> Value {
     json!({"type": MESSAGE, "data": data})
 }
 
+/// A paragraph field that takes what askgate takes: Discord stops the
+/// person typing more than askgate's limit of one's own words.
 fn text_input(custom_id: &str, label: &str, placeholder: &str) -> Value {
     json!({"type": 1, "components": [{
         "type": 4, "custom_id": custom_id, "style": 2, "label": label,
-        "placeholder": placeholder, "required": true, "max_length": 1000,
+        "placeholder": placeholder, "required": true, "max_length": MAX_FREE_TEXT_CHARS,
     }]})
 }
 

@@ -8,8 +8,13 @@ use askgate_adapter::backoff::{backoff, retry_delay};
 use askgate_core::answer::{AnswerItem, Answers};
 use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, MessageRef, Outgoing, UserRef};
 use askgate_core::layout::{Ending, summary};
+use askgate_core::request::MAX_FREE_TEXT_CHARS;
 use askgate_core::{AskRequest, QuestionId, render};
-use askgate_store::{QuestionRecord, QuestionStatus, Resolution, Store, StoreError, Timestamp};
+use askgate_store::{
+    IdempotencyKey, InsertRules, Inserted, PendingScope, QuestionRecord, QuestionStatus, Resolution, Store, StoreError,
+    Timestamp,
+};
+use sha2::Digest as _;
 use tokio::sync::{Notify, broadcast};
 use tracing::{info, warn};
 
@@ -49,6 +54,39 @@ pub struct NewQuestion {
     pub session_kind: SessionKind,
     /// The validated request.
     pub request: AskRequest,
+    /// The agent's idempotency key for this call (an `Idempotency-Key`
+    /// header or a tool call id): asking again with the same key and the
+    /// same question finds the question asked the first time.
+    pub idempotency_key: Option<String>,
+}
+
+/// What [`Engine::ask_with`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Accepted {
+    /// The question.
+    pub record: QuestionRecord,
+    /// True when the idempotency key found a question asked before: nothing
+    /// new was stored or sent.
+    pub replayed: bool,
+}
+
+/// The engine's limits, from the configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// At most this many pending questions per agent token.
+    pub max_pending_per_agent: Option<u32>,
+    /// At most this many pending questions per recipient.
+    pub max_pending_per_recipient: Option<u32>,
+}
+
+impl Default for Limits {
+    /// No caps: a library user opts in; the binary's configuration sets them.
+    fn default() -> Self {
+        Self {
+            max_pending_per_agent: None,
+            max_pending_per_recipient: None,
+        }
+    }
 }
 
 /// An answer given directly rather than typed: askgate's web page.
@@ -94,6 +132,28 @@ pub enum EngineError {
     #[error("{message}")]
     InvalidAnswer {
         /// Where in the answer, `answers.deploy.options[0]`.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A cap on pending questions was reached.
+    #[error("{scope} already has {limit} pending questions, the most allowed")]
+    TooManyPending {
+        /// Whose cap.
+        scope: PendingScope,
+        /// The cap.
+        limit: u32,
+    },
+    /// The idempotency key was used before for another question.
+    #[error("the idempotency key was used before for question {question}, with another request")]
+    KeyReused {
+        /// The question asked with the key the first time.
+        question: QuestionId,
+    },
+    /// A free-text answer is longer than askgate takes.
+    #[error("{message}")]
+    TooLong {
+        /// Where in the answer.
         path: String,
         /// What is wrong.
         message: String,
@@ -146,6 +206,7 @@ pub(crate) struct Inner {
     waiters: Mutex<HashMap<QuestionId, Arc<Notify>>>,
     deadlines: Mutex<BTreeSet<(Timestamp, QuestionId)>>,
     deadline_added: Notify,
+    limits: Mutex<Limits>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -160,6 +221,9 @@ impl std::fmt::Debug for Engine {
 /// The longest pause before storing an expiry is tried again: the question
 /// expires within moments of the store taking writes again.
 const EXPIRY_RETRY_MAX: Duration = Duration::from_secs(2);
+
+/// The longest pause before recording a delivery is tried again.
+const STORE_RETRY_MAX: Duration = Duration::from_secs(2);
 
 impl Engine {
     /// An engine over `store`, delivering through `channels` (by name) to
@@ -183,8 +247,20 @@ impl Engine {
                 waiters: Mutex::new(HashMap::new()),
                 deadlines: Mutex::new(BTreeSet::new()),
                 deadline_added: Notify::new(),
+                limits: Mutex::new(Limits::default()),
             }),
         }
+    }
+
+    /// Sets the caps on pending questions.
+    #[must_use]
+    pub fn with_limits(self, limits: Limits) -> Self {
+        *self.inner.limits.lock().unwrap_or_else(PoisonError::into_inner) = limits;
+        self
+    }
+
+    fn limits(&self) -> Limits {
+        *self.inner.limits.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The store the engine writes to.
@@ -267,6 +343,12 @@ impl Engine {
     /// Accepts a question: stores it (before anything is sent), then
     /// delivers it in the background. Returns the stored record.
     pub async fn ask(&self, new: NewQuestion) -> Result<QuestionRecord, EngineError> {
+        self.ask_with(new).await.map(|accepted| accepted.record)
+    }
+
+    /// Like [`Engine::ask`], and says whether the question was asked before
+    /// under the same idempotency key ([`Accepted::replayed`]).
+    pub async fn ask_with(&self, new: NewQuestion) -> Result<Accepted, EngineError> {
         if new.session_kind == SessionKind::Subagent {
             return Err(EngineError::SubagentNotAllowed);
         }
@@ -275,6 +357,15 @@ impl Engine {
             .recipients
             .get(&new.to)
             .ok_or_else(|| EngineError::UnknownRecipient(new.to.clone()))?;
+        let limits = self.limits();
+        let rules = InsertRules {
+            idempotency: new.idempotency_key.as_ref().map(|key| IdempotencyKey {
+                key: key.clone(),
+                fingerprint: fingerprint(&new),
+            }),
+            max_pending_per_agent: limits.max_pending_per_agent,
+            max_pending_per_recipient: limits.max_pending_per_recipient,
+        };
         let now = self.inner.clock.now();
         let record = QuestionRecord {
             id: new_question_id(),
@@ -293,9 +384,20 @@ impl Engine {
             progress: Answers::new(),
             resolution: None,
         };
-        match self.inner.store.insert(&record).await {
-            Ok(()) => {}
+        match self.inner.store.insert_with(&record, &rules).await {
+            Ok(Inserted::New) => {}
+            Ok(Inserted::Existing(existing)) => {
+                info!(question = %existing.id, channel = %existing.channel, "question asked again under its idempotency key");
+                return Ok(Accepted {
+                    record: *existing,
+                    replayed: true,
+                });
+            }
             Err(StoreError::SessionBusy { pending, .. }) => return Err(EngineError::QuestionPending { pending }),
+            Err(StoreError::TooManyPending { scope, limit }) => {
+                return Err(EngineError::TooManyPending { scope, limit });
+            }
+            Err(StoreError::KeyReused { question }) => return Err(EngineError::KeyReused { question }),
             Err(other) => return Err(other.into()),
         }
         info!(question = %record.id, channel = %record.channel, recipient = %record.recipient, "question accepted");
@@ -303,7 +405,10 @@ impl Engine {
         self.add_deadline(record.expires_at, record.id.clone());
         self.publish(record.clone());
         self.spawn_delivery(record.clone());
-        Ok(record)
+        Ok(Accepted {
+            record,
+            replayed: false,
+        })
     }
 
     /// The question with this id.
@@ -534,11 +639,7 @@ impl Engine {
             let outgoing = Outgoing::new(&record.id, destination, &presentation).after(&sent);
             let error = match channel.deliver(&outgoing).await {
                 Ok(delivery) => {
-                    let still_pending = self
-                        .inner
-                        .store
-                        .set_delivery(&record.id, &Delivery::new(delivery.messages))
-                        .await?;
+                    let still_pending = self.store_delivery(&record, &Delivery::new(delivery.messages)).await?;
                     // Ended (cancelled, expired, answered) while the message was
                     // on its way: nobody else saw the delivery, so edit it now.
                     // Ended after it was stored: the resolver edits it, once.
@@ -551,10 +652,7 @@ impl Engine {
                     if delivery.messages.len() > sent.len() {
                         // Kept, so that no retry (nor a restart) sends these parts again.
                         sent = delivery.messages;
-                        self.inner
-                            .store
-                            .set_delivery(&record.id, &Delivery::partial(sent.clone()))
-                            .await?;
+                        self.store_delivery(&record, &Delivery::partial(sent.clone())).await?;
                     }
                     error
                 }
@@ -572,6 +670,26 @@ impl Engine {
             return self.delivery_failed(&record.id, &error.to_string()).await;
         }
         Ok(())
+    }
+
+    /// Records what was sent, trying again while the store cannot take
+    /// writes (a full disk, a held lock): a send that is not recorded would
+    /// be sent again after a restart, so it is kept in memory and stored as
+    /// soon as the store recovers. Only a crash before then sends it twice.
+    async fn store_delivery(&self, record: &QuestionRecord, delivery: &Delivery) -> Result<bool, EngineError> {
+        let mut attempt = 0;
+        loop {
+            match self.inner.store.set_delivery(&record.id, delivery).await {
+                Ok(still_pending) => return Ok(still_pending),
+                Err(error) if error.is_unavailable() => {
+                    let pause = backoff(attempt).min(STORE_RETRY_MAX);
+                    attempt = attempt.saturating_add(1);
+                    warn!(question = %record.id, channel = %record.channel, %error, retry_in = ?pause, "sent, but could not record the delivery; trying again");
+                    self.inner.clock.sleep(pause).await;
+                }
+                Err(error) => return Err(error.into()),
+            }
+        }
     }
 
     async fn delivery_failed(&self, id: &QuestionId, reason: &str) -> Result<(), EngineError> {
@@ -638,6 +756,19 @@ pub fn summary_of(record: &QuestionRecord) -> Option<String> {
     Some(summary(&record.request, ending, record.locale))
 }
 
+/// What an idempotency key is checked against: everything the agent chose
+/// about the question, hashed (keys are kept as long as their question).
+fn fingerprint(new: &NewQuestion) -> String {
+    let chosen = serde_json::json!({
+        "to": new.to,
+        "sessionId": new.session_id,
+        "runId": new.run_id,
+        "sessionKind": new.session_kind,
+        "request": new.request,
+    });
+    hex::encode(sha2::Sha256::digest(chosen.to_string().as_bytes()))
+}
+
 fn new_question_id() -> QuestionId {
     // A ULID is 26 characters of Crockford base32: always a valid question id.
     QuestionId::parse(&ulid::Ulid::new().to_string()).unwrap_or_else(|_| unreachable!("a ULID is a valid question id"))
@@ -665,6 +796,17 @@ fn direct_answers(request: &AskRequest, items: Vec<DirectItem>) -> Result<Answer
             ));
         }
         let text = item.text.as_deref().map(str::trim).filter(|text| !text.is_empty());
+        if let Some(text) = text {
+            let chars = askgate_core::text::char_len(text);
+            if chars > MAX_FREE_TEXT_CHARS {
+                return Err(EngineError::TooLong {
+                    path: format!("{path}.text"),
+                    message: format!(
+                        "This answer is {chars} characters long; askgate takes at most {MAX_FREE_TEXT_CHARS}. Shorten it and send it again."
+                    ),
+                });
+            }
+        }
         let count = chosen.len() + usize::from(text.is_some());
         if count == 0 {
             return Err(invalid(path, "Choose an option or write an answer.".to_owned()));

@@ -13,6 +13,7 @@ use askgate_core::channel::{
 };
 use askgate_core::chrome::Chrome;
 use askgate_core::form::FormValue;
+use askgate_core::request::MAX_FREE_TEXT_CHARS;
 use askgate_core::{ButtonAction, ButtonToken, Locale, QuestionId, ReplyOutcome, ReplyReader};
 use askgate_store::{QuestionRecord, QuestionStatus, Resolution};
 use async_trait::async_trait;
@@ -134,8 +135,13 @@ impl Engine {
             // A kind this engine does not know yet: nothing to apply.
             _ => Reaction::Nothing,
         };
-        if wrote.0 {
-            store.record_event(channel, &event.event_id).await?;
+        // The effect is stored: recording the event only saves a replay's
+        // work (replaying is harmless), so failing to record it must not tell
+        // the person their answer was not saved.
+        if wrote.0
+            && let Err(error) = store.record_event(channel, &event.event_id).await
+        {
+            warn!(channel, event = %event.event_id, %error, "could not record a handled event; a redelivery will be applied again, harmlessly");
         }
         Ok(reaction)
     }
@@ -229,6 +235,13 @@ impl Engine {
         wrote: &mut Wrote,
     ) -> Result<Applied, EngineError> {
         let chrome = record.locale.chrome();
+        if let ReplyOutcome::Partial { answers, .. } | ReplyOutcome::Answered(answers) = &outcome
+            && let Some((_, chars)) = answers.too_long()
+        {
+            // Refused whole, never cut: the person decides what to leave out.
+            let text = chrome.answer_too_long(chars, MAX_FREE_TEXT_CHARS);
+            return Ok(Applied::Refused(Reaction::Reply { text }));
+        }
         let resolved = match outcome {
             ReplyOutcome::NotAnAnswer => return Ok(Applied::Refused(not_an_answer(record))),
             ReplyOutcome::Partial { answers, took, missing } => {

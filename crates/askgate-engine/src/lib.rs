@@ -19,7 +19,7 @@ pub mod recipient;
 
 pub use clock::Clock;
 pub use engine::{
-    DirectAnswer, DirectItem, Engine, EngineError, NewQuestion, NoObserver, Observer, SessionKind, Submitted,
-    summary_of,
+    Accepted, DirectAnswer, DirectItem, Engine, EngineError, Limits, NewQuestion, NoObserver, Observer, SessionKind,
+    Submitted, summary_of,
 };
 pub use recipient::Recipient;

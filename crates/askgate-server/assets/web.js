@@ -4,6 +4,11 @@
 // as it is. Everything the agent wrote (headers, questions, labels,
 // descriptions) and every summary goes into the page with textContent, never
 // as markup. The page talks to the API under its own path, /web/{key}.
+//
+// The page reads the whole state (api/state) once its event stream is open,
+// again after the stream reconnects or says it missed changes, and while the
+// stream is down; otherwise each event carries one changed question, which is
+// applied in place (at thousands of questions the state is megabytes).
 'use strict';
 
 (function () {
@@ -150,7 +155,11 @@
     clockOffset: 0,
     // Pending questions by id: { q, draft, el, parts, busy }.
     cards: new Map(),
+    // Ended questions, newest first, at most recentLimit (the state says how many).
     recent: [],
+    recentLimit: 10,
+    // Whether the page has read the state since the stream (re)opened or missed changes.
+    synced: false,
     broken: false,
   };
 
@@ -192,16 +201,23 @@
     if (left <= 0) {
       node.textContent = t('timeUp');
       node.classList.add('urgent');
-      // The server expires it; ask once in case no event arrives.
-      if (!card.expiryChecked && left < -2000) {
+      // The server expires it and the stream says so; read the state once in
+      // case no event arrives (soon while the stream is down, and at most
+      // every half minute while it is up, in case it silently broke).
+      if (!card.expiryChecked && left < (isLive() ? -15000 : -2000)) {
         card.expiryChecked = true;
-        refresh();
+        if (!isLive() || Date.now() - lastExpiryCheck > 30000) {
+          lastExpiryCheck = Date.now();
+          refresh();
+        }
       }
       return;
     }
     node.textContent = t('within', { d: duration(left) }) + ' · ' + t('until', { time: clockTime(card.q.expiresAt) });
     node.classList.toggle('urgent', left < 60000);
   }
+
+  let lastExpiryCheck = 0;
 
   setInterval(function () {
     for (const card of view.cards.values()) updateTimeLeft(card);
@@ -226,6 +242,10 @@
     const node = $('[data-testid="connection"]');
     node.dataset.state = state;
     node.textContent = t(state);
+  }
+
+  function isLive() {
+    return $('[data-testid="connection"]').dataset.state === 'live';
   }
 
   // --- answers being composed ---
@@ -545,15 +565,14 @@
       data = null;
     }
     if (response.ok) {
-      // Stays disabled until the refreshed state moves it to Recent.
       notice(action === 'skip' ? t('skippedNotice') : t('submitted'), 'ok');
-      refresh();
+      awaitEnd(card);
       return;
     }
     const error = (data && data.error) || {};
     if (response.status === 409) {
       notice(t('ended'), 'warn');
-      refresh();
+      awaitEnd(card);
       return;
     }
     card.busy = false;
@@ -567,8 +586,24 @@
     } else if (response.status === 404) {
       showBroken();
     } else {
-      showError(card, t('failed', { status: response.status }));
+      // askgate's own sentence, when it sent one (say, that the answer could
+      // not be saved), after the line in the person's language.
+      const failed = t('failed', { status: response.status });
+      showError(card, typeof error.message === 'string' && error.message ? failed + ' ' + error.message : failed);
     }
+  }
+
+  // The card's question has ended: it stays disabled until the stream brings
+  // the question as it ended, which moves it to Recent (or the state does, if
+  // the stream is down or says nothing soon).
+  function awaitEnd(card) {
+    if (!isLive()) {
+      refresh();
+      return;
+    }
+    setTimeout(function () {
+      if (view.cards.get(card.q.id) === card) refresh();
+    }, 5000);
   }
 
   function submit(card) {
@@ -584,6 +619,9 @@
 
   let fetching = false;
   let fetchAgain = false;
+  // Changes that arrived while the state was being read: applied after it, in
+  // order, since the state may have been read before or after each of them.
+  let held = [];
 
   async function refresh() {
     if (view.broken) return;
@@ -614,12 +652,34 @@
           view.clockOffset = Math.abs(offset) > 1500 ? offset : 0;
         }
         apply(await response.json());
+        // Read again if the stream (re)opened or missed changes meanwhile.
+        view.synced = !fetchAgain;
+        applyHeld();
       } while (fetchAgain);
     } catch (error) {
       console.error('askgate: could not read the state', error);
     } finally {
       fetching = false;
+      applyHeld();
     }
+  }
+
+  function applyHeld() {
+    const changes = held;
+    held = [];
+    for (const q of changes) applyChange(q);
+  }
+
+  // One changed question, from the stream.
+  function receive(q) {
+    if (fetching) held.push(q);
+    else applyChange(q);
+  }
+
+  // The stream lost changes, or (re)opened: read everything once.
+  function resync() {
+    view.synced = false;
+    refresh();
   }
 
   function showBroken() {
@@ -641,15 +701,25 @@
     return changed;
   }
 
+  const shown = (q) => q && typeof q.id === 'string' && q.request && Array.isArray(q.request.questions);
+
+  // Oldest first, as the state lists pending questions (createdAt is RFC 3339
+  // with milliseconds, so that strings compare as times).
+  function olderFirst(a, b) {
+    if (a.createdAt !== b.createdAt) return a.createdAt < b.createdAt ? -1 : 1;
+    return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+  }
+
   function apply(state) {
     view.recipient = state.recipient || null;
     const relabel = applyLocale(view.recipient && view.recipient.locale);
     const name = view.recipient ? view.recipient.displayName || view.recipient.name || '' : '';
     $('[data-testid="recipient"]').textContent = name ? t('forWho', { name: name }) : '';
     setConnection($('[data-testid="connection"]').dataset.state || 'connecting');
+    if (Number.isInteger(state.recentLimit) && state.recentLimit >= 0) view.recentLimit = state.recentLimit;
 
     const pending = (state.pending || []).filter(function (q) {
-      return q && q.status === 'pending' && q.request && Array.isArray(q.request.questions);
+      return shown(q) && q.status === 'pending';
     });
     const list = $('[data-testid="pending-list"]');
     const seen = new Set();
@@ -681,49 +751,101 @@
         view.cards.delete(id);
       }
     }
-    $('[data-testid="empty"]').hidden = pending.length > 0;
-
-    renderRecent(state.recent || []);
-    document.title = (pending.length ? '(' + pending.length + ') ' : '') + 'askgate';
+    view.recent = (state.recent || []).filter(shown).slice(0, view.recentLimit);
+    renderRecent();
+    updateCount();
   }
 
-  function renderRecent(recent) {
+  // A question as the stream sends it: a pending one gets (or keeps) its card;
+  // an ended one leaves the pending list and joins Recent as its summary.
+  function applyChange(q) {
+    if (!shown(q) || typeof q.status !== 'string') return;
+    const before = view.recent.find(function (r) {
+      return r.id === q.id;
+    });
+    if (q.status === 'pending') {
+      // Ended already: this change is older than what the page shows.
+      if (before) return;
+      const card = view.cards.get(q.id);
+      if (card) {
+        card.q.expiresAt = q.expiresAt;
+        updateTimeLeft(card);
+      } else {
+        place(buildCard(q, newDraft(q)));
+      }
+      updateCount();
+      return;
+    }
+    const card = view.cards.get(q.id);
+    if (card) {
+      card.el.remove();
+      view.cards.delete(q.id);
+      updateCount();
+    }
+    if (before && before.status === q.status && before.summary === q.summary) return;
+    view.recent = view.recent.filter(function (r) {
+      return r.id !== q.id;
+    });
+    view.recent.push(q);
+    view.recent.sort(function (a, b) {
+      return olderFirst(b, a);
+    });
+    view.recent.length = Math.min(view.recent.length, view.recentLimit);
+    renderRecent();
+  }
+
+  // Puts a new card among the pending ones in the state's order (usually last).
+  function place(card) {
+    view.cards.set(card.q.id, card);
+    const list = $('[data-testid="pending-list"]');
+    let next = null;
+    for (let node = list.lastElementChild; node; node = node.previousElementSibling) {
+      const other = view.cards.get(node.dataset.questionId);
+      if (other && olderFirst(other.q, card.q) <= 0) break;
+      next = node;
+    }
+    list.insertBefore(card.el, next);
+  }
+
+  function updateCount() {
+    const count = view.cards.size;
+    $('[data-testid="empty"]').hidden = count > 0;
+    document.title = (count ? '(' + count + ') ' : '') + 'askgate';
+  }
+
+  function renderRecent() {
     const list = $('[data-testid="recent-list"]');
-    const nodes = recent
-      .filter(function (q) {
-        return q && q.request && Array.isArray(q.request.questions);
-      })
-      .map(function (q) {
-        const questions = q.request.questions;
-        const headers = questions
-          .map(function (question) {
-            return question.header;
-          })
-          .join(t('headerSep'));
-        const when = q.resolvedAt ? clockTime(q.resolvedAt) : '';
-        const label = t('status_' + q.status);
-        const summary = q.summary || label;
-        return el(
-          'article',
-          { class: 'card ended', 'data-testid': 'recent-card', 'data-question-id': q.id, 'data-status': q.status },
-          [
-            el('div', { class: 'card-top' }, [
-              // "Expired — no answer" is the whole summary already: say it once.
-              summary === label ? null : el('span', { class: 'status-badge', 'data-testid': 'status', text: label }),
-              when ? el('time', { class: 'when', datetime: q.resolvedAt, text: when }) : null,
-            ]),
-            el('p', { class: 'ended-headers', text: headers }),
-            el(
-              'ul',
-              { class: 'ended-questions' },
-              questions.map(function (question) {
-                return el('li', { text: question.question });
-              }),
-            ),
-            el('p', { class: 'summary', 'data-testid': 'summary', text: summary }),
-          ],
-        );
-      });
+    const nodes = view.recent.map(function (q) {
+      const questions = q.request.questions;
+      const headers = questions
+        .map(function (question) {
+          return question.header;
+        })
+        .join(t('headerSep'));
+      const when = q.resolvedAt ? clockTime(q.resolvedAt) : '';
+      const label = t('status_' + q.status);
+      const summary = q.summary || label;
+      return el(
+        'article',
+        { class: 'card ended', 'data-testid': 'recent-card', 'data-question-id': q.id, 'data-status': q.status },
+        [
+          el('div', { class: 'card-top' }, [
+            // "Expired — no answer" is the whole summary already: say it once.
+            summary === label ? null : el('span', { class: 'status-badge', 'data-testid': 'status', text: label }),
+            when ? el('time', { class: 'when', datetime: q.resolvedAt, text: when }) : null,
+          ]),
+          el('p', { class: 'ended-headers', text: headers }),
+          el(
+            'ul',
+            { class: 'ended-questions' },
+            questions.map(function (question) {
+              return el('li', { text: question.question });
+            }),
+          ),
+          el('p', { class: 'summary', 'data-testid': 'summary', text: summary }),
+        ],
+      );
+    });
     list.replaceChildren.apply(list, nodes);
     $('.recent').hidden = nodes.length === 0;
   }
@@ -738,13 +860,24 @@
     const source = new EventSource(base + '/api/events');
     events = source;
     source.addEventListener('open', function () {
+      if (source !== events) return;
       retryDelay = 1000;
       setConnection('live');
-      // Catch up on anything that happened while the stream was down.
-      refresh();
+      // The stream is subscribed before it opens: the state read now, with
+      // the changes that follow, misses nothing (on the first load, and
+      // after a reconnect, whatever happened while it was down).
+      resync();
     });
-    source.addEventListener('changed', function () {
-      refresh();
+    source.addEventListener('changed', function (event) {
+      if (source !== events) return;
+      let data = null;
+      try {
+        data = JSON.parse(event.data);
+      } catch (_) {
+        data = null;
+      }
+      if (!data || data.missed || !shown(data)) resync();
+      else receive(data);
     });
     source.addEventListener('error', function () {
       if (view.broken || source !== events) return;
@@ -758,20 +891,29 @@
     });
   }
 
-  // While the stream is down, read the state now and then instead.
+  // While the stream is down (or the state could not be read since it
+  // opened), read the state now and then instead.
   setInterval(function () {
-    if ($('[data-testid="connection"]').dataset.state !== 'live') refresh();
+    if (!isLive() || !view.synced) refresh();
   }, 15000);
 
   document.addEventListener('visibilitychange', function () {
-    if (document.visibilityState === 'visible') refresh();
+    if (document.visibilityState === 'visible' && (!isLive() || !view.synced)) refresh();
   });
 
   function start() {
     applyLocale((navigator.language || '').toLowerCase().startsWith('zh') ? 'zh-CN' : 'en');
     setConnection('connecting');
-    refresh();
+    if (typeof EventSource === 'undefined') {
+      refresh();
+      return;
+    }
+    // The state is read once the stream is open; if it is slow to open,
+    // show the questions anyway.
     connect();
+    setTimeout(function () {
+      if (!view.synced && !fetching) refresh();
+    }, 2000);
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);

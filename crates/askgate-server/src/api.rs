@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use askgate_core::validate::{ErrorCode, ValidationError, ValidationErrors};
 use askgate_core::{QuestionId, validate};
-use askgate_engine::{Engine, NewQuestion, SessionKind};
+use askgate_engine::{Accepted, Engine, NewQuestion, SessionKind};
 use axum::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::Stream;
@@ -26,7 +26,17 @@ use crate::{AppState, Change};
 const MAX_WAIT_SECONDS: u64 = 3600;
 
 /// The fields of a question request that are askgate's, not `ask_user`'s.
-const ENVELOPE_FIELDS: [&str; 4] = ["to", "sessionId", "runId", "sessionKind"];
+const ENVELOPE_FIELDS: [&str; 5] = ["to", "sessionId", "runId", "sessionKind", "toolCallId"];
+
+/// The header that makes a `POST` safe to retry (the IETF httpapi draft's name).
+pub const IDEMPOTENCY_KEY_HEADER: &str = "idempotency-key";
+
+/// The header of a response to a retried request: the question was asked
+/// by an earlier request with the same idempotency key.
+pub const REPLAYED_HEADER: axum::http::HeaderName = axum::http::HeaderName::from_static("idempotent-replayed");
+
+/// The longest idempotency key, in characters.
+const MAX_KEY_CHARS: usize = 255;
 
 /// The query of the routes that can wait: `?wait=N` seconds. Read as plain
 /// pairs, so that no query makes axum answer with a plain-text rejection;
@@ -62,10 +72,11 @@ fn question_id(id: &str) -> Result<QuestionId, ApiError> {
     QuestionId::parse(id).map_err(|_| ApiError::not_found("question"))
 }
 
-/// Reads the request body of `POST /v1/questions` and `POST /v1/ask`: the
-/// `ask_user` arguments at the top level plus askgate's envelope. Every
-/// problem of both is reported together.
-fn new_question(agent: &Agent, body: Value) -> Result<NewQuestion, ApiError> {
+/// Reads the request of `POST /v1/questions` and `POST /v1/ask`: the
+/// `ask_user` arguments at the top level plus askgate's envelope, and the
+/// `Idempotency-Key` header (else the body's `toolCallId`). Every problem of
+/// both is reported together.
+fn new_question(agent: &Agent, headers: &HeaderMap, body: Value) -> Result<NewQuestion, ApiError> {
     let Value::Object(mut fields) = body else {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -105,6 +116,7 @@ fn new_question(agent: &Agent, body: Value) -> Result<NewQuestion, ApiError> {
     let to = text("to", true);
     let session_id = text("sessionId", false);
     let run_id = text("runId", false);
+    let tool_call_id = text("toolCallId", false);
     let session_kind = match envelope.get("sessionKind") {
         None | Some(Value::Null) => SessionKind::Main,
         Some(Value::String(kind)) if kind == "main" => SessionKind::Main,
@@ -125,6 +137,19 @@ fn new_question(agent: &Agent, body: Value) -> Result<NewQuestion, ApiError> {
             None
         }
     };
+    // The body's key is checked even when the header's is the one used:
+    // the document refuses a bad `toolCallId` either way (found by schemathesis).
+    let body_key = key_from(tool_call_id.as_deref(), "toolCallId", &mut errors);
+    let idempotency_key = match headers.get(IDEMPOTENCY_KEY_HEADER) {
+        // A header that is not visible ASCII is refused like a blank one
+        // (as an empty key), never taken for "no key".
+        Some(value) => key_from(
+            Some(value.to_str().map(str::trim).unwrap_or_default()),
+            "Idempotency-Key",
+            &mut errors,
+        ),
+        None => body_key,
+    };
     if !errors.is_empty() {
         return Err(ValidationErrors { errors }.into());
     }
@@ -143,7 +168,24 @@ fn new_question(agent: &Agent, body: Value) -> Result<NewQuestion, ApiError> {
         run_id,
         session_kind,
         request,
+        idempotency_key,
     })
+}
+
+/// An idempotency key as sent (`None`: none was), or a problem at `path`.
+fn key_from(key: Option<&str>, path: &str, errors: &mut Vec<ValidationError>) -> Option<String> {
+    match key {
+        None => None,
+        Some(key) if !key.is_empty() && key.chars().count() <= MAX_KEY_CHARS => Some(key.to_owned()),
+        Some(_) => {
+            errors.push(error(
+                ErrorCode::InvalidType,
+                path,
+                format!("An idempotency key is 1 to {MAX_KEY_CHARS} visible characters, unique per call."),
+            ));
+            None
+        }
+    }
 }
 
 fn error(code: ErrorCode, path: &str, message: String) -> ValidationError {
@@ -159,18 +201,25 @@ pub(crate) async fn create_question(
     State(state): State<AppState>,
     agent: Agent,
     Query(query): Query<WaitQuery>,
+    headers: HeaderMap,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Response, ApiError> {
     let wait = query.duration()?;
-    let question = new_question(&agent, body)?;
+    let question = new_question(&agent, &headers, body)?;
     let engine = &state.0.engine;
-    let record = engine.ask(question).await?;
+    let Accepted { record, replayed } = engine.ask_with(question).await?;
     let record = if wait.is_zero() {
         record
     } else {
         state.wait(&record.id, wait).await?
     };
-    Ok((StatusCode::CREATED, Json(resource::question(&record))).into_response())
+    let body = Json(resource::question(&record));
+    Ok(if replayed {
+        // The first request created it; this one finds it (RFC 9110: 200).
+        (StatusCode::OK, [(REPLAYED_HEADER, "true")], body).into_response()
+    } else {
+        (StatusCode::CREATED, body).into_response()
+    })
 }
 
 /// `GET /v1/questions/{id}`; `?wait=N` holds until it ends or N s pass.
@@ -267,19 +316,27 @@ pub(crate) async fn abort_run(
 /// caller who went away is noticed — then the question is cancelled. JSON
 /// allows leading whitespace, so the body is always exactly the tool result,
 /// or, when askgate shuts down first, `{"status":"pending","questionId":…}`.
+///
+/// With an idempotency key, a retry after a dropped connection re-attaches
+/// to the same question (and gets its result if it has ended); a question
+/// whose caller went away is cancelled only once no call has re-attached to
+/// it within the grace period (`ask_retry_grace`).
 pub(crate) async fn ask(
     State(state): State<AppState>,
     agent: Agent,
+    headers: HeaderMap,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Response, ApiError> {
-    let question = new_question(&agent, body)?;
+    let question = new_question(&agent, &headers, body)?;
+    let keyed = question.idempotency_key.is_some();
     let engine = state.0.engine.clone();
-    let record = engine.ask(question).await?;
+    let Accepted { record, replayed } = engine.ask_with(question).await?;
     let id = record.id.to_string();
     let guard = CancelOnDrop {
         engine,
         agent: agent.name,
-        id: Some(record.id),
+        id: Some(record.id.clone()),
+        grace: keyed.then(|| (state.0.ask_retry_grace, state.0.attached.attach(&record.id))),
     };
     let keepalive = state.0.ask_keepalive;
     let stream = futures_util::stream::unfold((Some(guard), state), move |(guard, state)| async move {
@@ -313,41 +370,119 @@ pub(crate) async fn ask(
             }
         }
     });
-    Ok((
+    let mut response = (
         [
             (header::CONTENT_TYPE, "application/json".to_owned()),
             (QUESTION_ID_HEADER, id),
         ],
         Body::from_stream(stream),
     )
-        .into_response())
+        .into_response();
+    if replayed {
+        response
+            .headers_mut()
+            .insert(REPLAYED_HEADER, axum::http::HeaderValue::from_static("true"));
+    }
+    Ok(response)
 }
 
 /// The header of `POST /v1/ask` responses that names the question, so that
 /// a caller whose connection broke can pick the answer up with `GET /v1/questions/{id}`.
 pub const QUESTION_ID_HEADER: axum::http::HeaderName = axum::http::HeaderName::from_static("askgate-question-id");
 
-/// Cancels the question of a `POST /v1/ask` whose caller went away.
+/// Cancels the question of a `POST /v1/ask` whose caller went away; for a
+/// keyed call, only after the grace period, and only if no retry has
+/// re-attached to it by then.
 struct CancelOnDrop {
     engine: Engine,
     agent: String,
     id: Option<QuestionId>,
+    grace: Option<(Duration, Attachment)>,
 }
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
+        let grace = self.grace.take();
         let Some(id) = self.id.take() else {
             return;
         };
         let engine = self.engine.clone();
         let agent = std::mem::take(&mut self.agent);
-        tracing::info!(question = %id, "the asking agent went away; cancelling its question");
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                if let Err(error) = engine.cancel(&agent, &id).await {
-                    tracing::warn!(question = %id, %error, "could not cancel an abandoned question");
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        runtime.spawn(async move {
+            if let Some((grace, attachment)) = grace {
+                tracing::info!(question = %id, ?grace, "the asking agent went away; its question is cancelled unless it retries");
+                let attached = attachment.detach();
+                tokio::time::sleep(grace).await;
+                if attached.is_attached(&id) {
+                    return;
                 }
-            });
+            }
+            tracing::info!(question = %id, "the asking agent went away; cancelling its question");
+            if let Err(error) = engine.cancel(&agent, &id).await {
+                tracing::warn!(question = %id, %error, "could not cancel an abandoned question");
+            }
+        });
+    }
+}
+
+/// The keyed `POST /v1/ask` calls waiting on each question, so that a call
+/// that went away can tell whether a retry has re-attached since.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Attached(std::sync::Arc<std::sync::Mutex<std::collections::HashMap<QuestionId, usize>>>);
+
+impl Attached {
+    /// Counts one more call waiting on `id`, until the attachment is detached.
+    pub(crate) fn attach(&self, id: &QuestionId) -> Attachment {
+        *self.lock().entry(id.clone()).or_insert(0) += 1;
+        Attachment {
+            attached: self.clone(),
+            id: Some(id.clone()),
         }
+    }
+
+    fn is_attached(&self, id: &QuestionId) -> bool {
+        self.lock().contains_key(id)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<QuestionId, usize>> {
+        // Each update is one whole change of one count: consistent even if a holder panicked.
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// One keyed call waiting on a question; dropping it detaches the call.
+#[derive(Debug)]
+pub(crate) struct Attachment {
+    attached: Attached,
+    id: Option<QuestionId>,
+}
+
+impl Attachment {
+    /// Detaches now; returns the registry to check later.
+    fn detach(mut self) -> Attached {
+        self.release();
+        self.attached.clone()
+    }
+
+    fn release(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let mut counts = self.attached.lock();
+        if let Some(count) = counts.get_mut(&id) {
+            *count -= 1;
+            if *count == 0 {
+                counts.remove(&id);
+            }
+        }
+    }
+}
+
+impl Drop for Attachment {
+    fn drop(&mut self) {
+        self.release();
     }
 }

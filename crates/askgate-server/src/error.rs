@@ -53,6 +53,18 @@ impl ApiError {
         Self::new(StatusCode::NOT_FOUND, "not_found", format!("There is no such {what}."))
     }
 
+    /// 503: the store cannot take writes now (a full disk, a held lock, a
+    /// replaced file); nothing was changed, and trying again later is right.
+    /// The cause is logged, not shown.
+    pub fn unavailable(cause: &dyn std::fmt::Display) -> Self {
+        tracing::warn!(%cause, "could not save; answered 503");
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store_unavailable",
+            "askgate could not save this just now, so nothing was changed. Please try again in a moment.",
+        )
+    }
+
     /// 500: our fault, never a client's. The cause is logged, not shown.
     pub fn internal(cause: &dyn std::fmt::Display) -> Self {
         tracing::error!(%cause, "internal error");
@@ -125,10 +137,33 @@ impl From<askgate_engine::EngineError> for ApiError {
             EngineError::InvalidAnswer { path, message } => {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_answer", message).at(path)
             }
+            EngineError::TooLong { path, message } => {
+                Self::new(StatusCode::UNPROCESSABLE_ENTITY, "answer_too_long", message).at(path)
+            }
+            EngineError::TooManyPending { scope, limit } => Self::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_pending",
+                format!(
+                    "The {scope} already has {limit} questions waiting for an answer, the most askgate allows \
+                     ([limits] in its configuration); wait for answers or cancel some first."
+                ),
+            ),
+            EngineError::KeyReused { question } => Self::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "idempotency_key_reused",
+                format!(
+                    "This idempotency key was used for question {question} with another request; \
+                     use a new key for a new question."
+                ),
+            ),
+            EngineError::Store(error) if error.is_unavailable() => Self::unavailable(&error),
             other => Self::internal(&other),
         }
     }
 }
+
+/// When a client told 503 should try again.
+const RETRY_AFTER_SECONDS: &str = "5";
 
 /// The most problems an error body lists (`errorCount` says how many there
 /// were when there were more).
@@ -149,6 +184,13 @@ impl IntoResponse for ApiError {
                 error["errorCount"] = json!(self.details.len());
             }
         }
-        (self.status, axum::Json(json!({ "error": error }))).into_response()
+        let mut response = (self.status, axum::Json(json!({ "error": error }))).into_response();
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static(RETRY_AFTER_SECONDS),
+            );
+        }
+        response
     }
 }

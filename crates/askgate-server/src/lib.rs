@@ -11,14 +11,17 @@
 //! | [`resource`] | the question resource and the tool result |
 //! | [`metrics`] | Prometheus metrics, fed by the engine's observer hooks |
 //! | [`openapi`] | `/openapi.json` |
+//! | [`conn`] | accepting and running connections: the cap, the header-read and idle timeouts, the shutdown deadline |
 //!
 //! [`app`] builds the router from an [`AppState`]; [`serve`] runs it on a
-//! listener until a shutdown future completes, finishing in-flight requests.
+//! listener until a shutdown future completes, finishing in-flight requests
+//! within [`ConnectionLimits`].
 //! This crate decides nothing about questions: the engine does.
 
 pub mod api;
 pub mod auth;
 pub mod body;
+pub mod conn;
 pub mod error;
 pub mod headers;
 pub mod metrics;
@@ -39,6 +42,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 
 pub use auth::{Agent, AgentToken, Allowed};
+pub use conn::ConnectionLimits;
 pub use error::ApiError;
 pub use metrics::Metrics;
 pub use web::{Web, WebChannel, WebKey};
@@ -54,6 +58,9 @@ pub struct ServerSettings {
     pub max_body_bytes: usize,
     /// How often `POST /v1/ask` sends a space while it waits.
     pub ask_keepalive: Duration,
+    /// How long the question of a keyed `POST /v1/ask` whose caller went
+    /// away is kept for a retry to re-attach before it is cancelled.
+    pub ask_retry_grace: Duration,
 }
 
 impl Default for ServerSettings {
@@ -63,6 +70,7 @@ impl Default for ServerSettings {
             web_keys: Vec::new(),
             max_body_bytes: 64 * 1024,
             ask_keepalive: Duration::from_secs(5),
+            ask_retry_grace: Duration::from_secs(15),
         }
     }
 }
@@ -87,6 +95,8 @@ pub(crate) struct Shared {
     pub(crate) web_keys: Vec<web::WebKey>,
     pub(crate) max_body_bytes: usize,
     pub(crate) ask_keepalive: Duration,
+    pub(crate) ask_retry_grace: Duration,
+    pub(crate) attached: api::Attached,
     pub(crate) stopping: tokio::sync::watch::Receiver<bool>,
 }
 
@@ -107,6 +117,8 @@ impl AppState {
             web_keys: settings.web_keys,
             max_body_bytes: settings.max_body_bytes,
             ask_keepalive: settings.ask_keepalive,
+            ask_retry_grace: settings.ask_retry_grace,
+            attached: api::Attached::default(),
             stopping,
         }))
     }
@@ -197,10 +209,12 @@ async fn ready(State(state): State<AppState>) -> Response {
     match state.0.engine.store().ping().await {
         Ok(()) => axum::Json(json!({"status": "ready"})).into_response(),
         Err(error) => {
-            tracing::warn!(%error, "not ready: the store does not answer");
+            tracing::warn!(%error, "not ready: the store cannot take writes");
+            // The reason names a condition (a full disk, a replaced file),
+            // never a secret: the store's errors carry no credentials.
             (
                 StatusCode::SERVICE_UNAVAILABLE,
-                axum::Json(json!({"status": "unavailable"})),
+                axum::Json(json!({"status": "unavailable", "reason": error.to_string()})),
             )
                 .into_response()
         }
@@ -219,7 +233,7 @@ async fn metrics_text(State(state): State<AppState>) -> Response {
 }
 
 /// Serves `app(state)` on `listener` until `shutdown` completes, then lets
-/// in-flight requests finish.
+/// in-flight requests finish; with the default [`ConnectionLimits`].
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
@@ -236,7 +250,16 @@ pub async fn serve_with(
     extra: Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, extra.merge(app(state)))
-        .with_graceful_shutdown(shutdown)
-        .await
+    serve_with_limits(listener, state, extra, ConnectionLimits::default(), shutdown).await
+}
+
+/// Like [`serve_with`], within `limits` (see [`conn`]).
+pub async fn serve_with_limits(
+    listener: TcpListener,
+    state: AppState,
+    extra: Router,
+    limits: ConnectionLimits,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    conn::serve(listener, extra.merge(app(state)), limits, shutdown).await
 }

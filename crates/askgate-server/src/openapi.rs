@@ -26,15 +26,22 @@ pub fn document() -> Value {
             .collect::<serde_json::Map<_, _>>()
             .into()
     };
-    let mut create_responses = errors(&["400", "401", "403", "409", "413", "415", "422"]);
+    let mut create_responses = errors(&["400", "401", "403", "409", "413", "415", "422", "429", "503"]);
     create_responses["201"] = json!({"description": "Accepted; the question resource.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Question"}}}});
-    let mut ask_responses = errors(&["400", "401", "403", "409", "413", "415", "422"]);
+    create_responses["200"] = json!({"description": "A retry: the Idempotency-Key (or toolCallId) was used before with the same request; the question asked then (header Idempotent-Replayed: true).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Question"}}}});
+    let mut ask_responses = errors(&["400", "401", "403", "409", "413", "415", "422", "429", "503"]);
     ask_responses["200"] = json!({"description": "The tool result, once the question ends (leading whitespace keeps the connection alive); if askgate shuts down first, the question's id to pick the answer up later.", "content": {"application/json": {"schema": {"oneOf": [{"$ref": "#/components/schemas/ToolResult"}, {"$ref": "#/components/schemas/Interrupted"}]}}}});
-    let mut get_responses = errors(&["400", "401", "404"]);
+    let mut get_responses = errors(&["400", "401", "404", "503"]);
     get_responses["200"] = json!({"description": "The question resource.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Question"}}}});
-    let wait = json!({"name": "wait", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": 3600},
-        "description": "Hold the response until the question ends or this many seconds pass."});
+    // Any whole number of seconds is taken (and clamped to 3600); the
+    // maximum is the largest the server reads, so that the document refuses
+    // no more and no less than the server does.
+    let wait = json!({"name": "wait", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 0, "maximum": u64::MAX},
+        "description": "Hold the response until the question ends or this many seconds pass (at most 3600: larger values are clamped)."});
     let id = json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string"}});
+    let idempotency_key = json!({"name": "Idempotency-Key", "in": "header", "required": false,
+        "schema": {"type": "string", "minLength": 1, "maxLength": 255},
+        "description": "Makes the call safe to retry: the same key with the same request finds the question the first call asked (POST /v1/ask re-attaches to it and waits); with another request it is 422 idempotency_key_reused. Keys are per agent token. A keyed POST /v1/ask whose caller went away keeps its question for a grace period (server.ask_retry_grace_seconds) before cancelling it."});
     json!({
         "openapi": "3.1.0",
         "info": {
@@ -48,6 +55,7 @@ pub fn document() -> Value {
                 "operationId": "ask_user",
                 "summary": "Ask the user and wait for the answer (the ask_user tool call).",
                 "description": TOOL_DESCRIPTION,
+                "parameters": [idempotency_key.clone()],
                 "requestBody": ask_body,
                 "responses": ask_responses
             }},
@@ -55,7 +63,7 @@ pub fn document() -> Value {
                 "operationId": "createQuestion",
                 "summary": "Ask the user; returns at once (or after ?wait=N seconds) with the question resource.",
                 "description": TOOL_DESCRIPTION,
-                "parameters": [wait],
+                "parameters": [wait, idempotency_key],
                 "requestBody": ask_body,
                 "responses": create_responses
             }},
@@ -97,15 +105,26 @@ pub fn document() -> Value {
                 "409": error_response("question_pending: the session already waits for an answer."),
                 "413": error_response("payload_too_large."),
                 "415": error_response("unsupported_media_type: send application/json."),
-                "422": error_response("Validation failed: every problem with its code and JSON path (spec §2).")
+                "422": error_response("Validation failed: every problem with its code and JSON path (spec §2); idempotency_key_reused."),
+                "429": error_response("too_many_pending: the agent or the recipient has as many pending questions as [limits] allows."),
+                "503": error_response("store_unavailable: askgate could not save (a full disk, a locked or replaced database); nothing changed, retry after Retry-After seconds.")
             }
         }
     })
 }
 
-/// A string with something other than white space in it (the server trims
-/// such fields and refuses them empty).
-const NOT_BLANK: &str = "\\S";
+/// A string with something other than white space in it: the envelope's
+/// names are trimmed (`str::trim`) and refused empty. The class is Rust's
+/// `char::is_whitespace` spelled out, since `\s` differs between regex
+/// dialects (ECMA-262 counts U+FEFF, Python's `re` counts U+001C..U+001F).
+const NOT_BLANK: &str =
+    "[^\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
+
+/// A string with something other than white space and control characters in
+/// it: the `ask_user` text fields are cleaned of both
+/// (`askgate_core::text::clean_field`) and refused empty, so `"\u0001"` is
+/// as empty as `" "` is.
+const VISIBLE: &str = "[^\\u0000-\\u0020\\u007f-\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
 
 fn error_response(description: &str) -> Value {
     json!({"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}})
@@ -122,8 +141,9 @@ fn schemas() -> Value {
                 "sessionId": {"type": ["string", "null"], "pattern": NOT_BLANK, "description": "The agent session; one pending question per session."},
                 "runId": {"type": ["string", "null"], "pattern": NOT_BLANK, "description": "The agent run; aborting it cancels its questions."},
                 "sessionKind": {"type": ["string", "null"], "enum": ["main", "subagent", null], "default": "main"},
-                "questions": {"type": "array", "minItems": 1, "maxItems": 3, "items": {"$ref": "#/components/schemas/AskQuestion"}},
-                "timeoutSeconds": {"type": "integer", "default": 900, "description": "Clamped to 30..=3600."}
+                "toolCallId": {"type": ["string", "null"], "minLength": 1, "maxLength": 255, "pattern": NOT_BLANK, "description": "The agent runtime's id of this tool call: an idempotency key when no Idempotency-Key header is sent."},
+                "questions": {"type": "array", "minItems": 1, "maxItems": 3, "uniqueItems": true, "items": {"$ref": "#/components/schemas/AskQuestion"}},
+                "timeoutSeconds": {"type": ["integer", "null"], "default": 900, "description": "Clamped to 30..=3600."}
             }
         },
         "AskQuestion": {
@@ -132,16 +152,16 @@ fn schemas() -> Value {
             "additionalProperties": false,
             "properties": {
                 "id": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$", "maxLength": 64, "description": "Unique snake_case answer key."},
-                "header": {"type": "string", "pattern": NOT_BLANK, "description": "Short label; cut to 12 characters."},
-                "question": {"type": "string", "minLength": 1, "maxLength": 300, "pattern": NOT_BLANK, "description": "One sentence."},
-                "options": {"type": "array", "minItems": 2, "maxItems": 4, "items": {
+                "header": {"type": "string", "pattern": VISIBLE, "description": "Short label; cut to 12 characters."},
+                "question": {"type": "string", "minLength": 1, "maxLength": 300, "pattern": VISIBLE, "description": "One sentence."},
+                "options": {"type": "array", "minItems": 2, "maxItems": 4, "uniqueItems": true, "items": {
                     "type": "object", "required": ["label"], "additionalProperties": false,
                     "properties": {
-                        "label": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": NOT_BLANK},
-                        "description": {"type": "string", "maxLength": 150}
+                        "label": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": VISIBLE},
+                        "description": {"type": ["string", "null"], "maxLength": 150}
                     }
                 }},
-                "multiSelect": {"type": "boolean", "default": false}
+                "multiSelect": {"type": ["boolean", "null"], "default": false}
             }
         },
         "ToolResult": {

@@ -187,7 +187,12 @@ fn text_input(block_id: &str, label: &str, placeholder: &str, optional: bool) ->
     let mut input = SlackBlockPlainTextInputElement::new()
         .with_action_id(SlackActionId(TEXT_INPUT.into()))
         .with_multiline(true)
-        .with_max_length(1000);
+        // Slack stops the person typing more than askgate takes.
+        .with_max_length(
+            askgate_core::request::MAX_FREE_TEXT_CHARS
+                .try_into()
+                .unwrap_or(u64::MAX),
+        );
     if !placeholder.is_empty() {
         input = input.with_placeholder(plain(placeholder, PLACEHOLDER_MAX));
     }

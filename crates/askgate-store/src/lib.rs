@@ -18,6 +18,8 @@ mod sqlite;
 pub use record::{QuestionRecord, QuestionStatus, Resolution, Timestamp};
 pub use sqlite::SqliteStore;
 
+use std::path::PathBuf;
+
 use askgate_core::QuestionId;
 use askgate_core::answer::Answers;
 use askgate_core::channel::{Delivery, MessageRef};
@@ -47,6 +49,96 @@ pub enum StoreError {
     /// Migrations failed.
     #[error("database migration failed: {0}")]
     Migration(#[from] sqlx::migrate::MigrateError),
+    /// The database file was deleted or replaced by another file while the
+    /// store had it open: what would be written now would go to a file
+    /// nobody will read again, so nothing is written until a restart.
+    #[error(
+        "the database file {} was deleted or replaced while askgate was running; nothing is saved until askgate is restarted",
+        .0.display()
+    )]
+    FileReplaced(PathBuf),
+    /// A cap on pending questions was reached ([`InsertRules`]).
+    #[error("{scope} already has {limit} pending questions, the most allowed")]
+    TooManyPending {
+        /// Whose cap.
+        scope: PendingScope,
+        /// The cap.
+        limit: u32,
+    },
+    /// The idempotency key was used before, for another request
+    /// ([`InsertRules::idempotency`]).
+    #[error("idempotency key already used for question {question} with another request")]
+    KeyReused {
+        /// The question the key belongs to.
+        question: QuestionId,
+    },
+}
+
+impl StoreError {
+    /// Whether the error says the database cannot take writes now (a full
+    /// disk, a lock held too long, an I/O error, a replaced file) rather than
+    /// that the request broke a rule or the stored data is unreadable: the
+    /// person or agent may try again once it recovers.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            Self::Database(sqlx::Error::RowNotFound) => false,
+            Self::Database(_) | Self::FileReplaced(_) => true,
+            _ => false,
+        }
+    }
+}
+
+/// Whose cap on pending questions was reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PendingScope {
+    /// The asking agent (token) has that many pending.
+    Agent(String),
+    /// The recipient has that many pending.
+    Recipient(String),
+}
+
+impl std::fmt::Display for PendingScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Agent(name) => write!(f, "agent \"{name}\""),
+            Self::Recipient(name) => write!(f, "recipient \"{name}\""),
+        }
+    }
+}
+
+/// What an insert checks besides the session rule.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InsertRules {
+    /// The agent's idempotency key for this request and a fingerprint of the
+    /// request: the same key with the same fingerprint finds the question
+    /// stored the first time ([`Inserted::Existing`]); with another
+    /// fingerprint it is [`StoreError::KeyReused`]. Keys are the agent's own:
+    /// two agents may use the same key.
+    pub idempotency: Option<IdempotencyKey>,
+    /// At most this many pending questions per agent.
+    pub max_pending_per_agent: Option<u32>,
+    /// At most this many pending questions per recipient.
+    pub max_pending_per_recipient: Option<u32>,
+}
+
+/// An agent's idempotency key and what it was sent with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotencyKey {
+    /// The key as the agent sent it.
+    pub key: String,
+    /// A fingerprint of the request the key came with.
+    pub fingerprint: String,
+}
+
+/// What [`Store::insert_with`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inserted {
+    /// The question was stored.
+    New,
+    /// The idempotency key was seen before with the same request: this is
+    /// the question stored then (any status), and nothing was written.
+    Existing(Box<QuestionRecord>),
 }
 
 /// Persistence of questions, as the engine needs it.
@@ -57,7 +149,18 @@ pub enum StoreError {
 pub trait Store: Send + Sync + 'static {
     /// Stores a new pending question. Fails with [`StoreError::SessionBusy`]
     /// when the same agent session (`agent`, `session_id`) has a pending one.
-    async fn insert(&self, question: &QuestionRecord) -> Result<(), StoreError>;
+    async fn insert(&self, question: &QuestionRecord) -> Result<(), StoreError> {
+        match self.insert_with(question, &InsertRules::default()).await? {
+            Inserted::New => Ok(()),
+            Inserted::Existing(existing) => Err(StoreError::Duplicate(existing.id)),
+        }
+    }
+
+    /// Like [`Store::insert`], in one transaction with the checks of
+    /// `rules`: the idempotency key first (a retry finds its question even
+    /// when a cap is reached since), then the caps
+    /// ([`StoreError::TooManyPending`]), then the session rule.
+    async fn insert_with(&self, question: &QuestionRecord, rules: &InsertRules) -> Result<Inserted, StoreError>;
 
     /// The question with this id.
     async fn get(&self, id: &QuestionId) -> Result<Option<QuestionRecord>, StoreError>;
@@ -130,6 +233,9 @@ pub trait Store: Send + Sync + 'static {
     /// Sets a named value.
     async fn set_setting(&self, key: &str, value: &str) -> Result<(), StoreError>;
 
-    /// Whether the database answers (readiness).
+    /// Whether the store can take writes (readiness): the database answers,
+    /// its file is the one opened, and the last write did not fail (after a
+    /// failed write this tries a small one, so readiness comes back on its
+    /// own once the cause is gone).
     async fn ping(&self) -> Result<(), StoreError>;
 }

@@ -6,8 +6,9 @@
 //! 'pending'`. Queries are built at run time (`query`, `query_as`), so the
 //! crate builds without a database; the schema is in `migrations/sqlite`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use askgate_core::answer::Answers;
@@ -16,10 +17,13 @@ use askgate_core::{AskRequest, Locale, QuestionId};
 use async_trait::async_trait;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use sqlx::SqliteConnection;
+use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Connection as _, Sqlite, SqliteConnection};
 
-use crate::{QuestionRecord, QuestionStatus, Resolution, Store, StoreError};
+use crate::{
+    IdempotencyKey, InsertRules, Inserted, PendingScope, QuestionRecord, QuestionStatus, Resolution, Store, StoreError,
+};
 
 /// Connections for reading. WAL lets readers run beside the one writer.
 const MAX_READERS: u32 = 4;
@@ -53,10 +57,76 @@ macro_rules! select_questions {
 /// pool of one connection, so that concurrent writers queue in order on it
 /// rather than in SQLite's busy handler, which sleeps and retries (measured:
 /// 32 answers in flight were slower than answering one at a time).
+///
+/// A write that fails for a reason other than a rule (a full disk, a lock
+/// held past the busy timeout, an I/O error) closes the writer connection
+/// instead of returning it to the pool, and the next write opens a fresh
+/// one. After `SQLITE_FULL` or an I/O error, SQLite may roll the transaction
+/// back by itself; sqlx's connection then still counts it as open, and every
+/// later `BEGIN` on it fails ("attempted to call `begin_with` at non-zero
+/// transaction depth") until the process restarts. The failure is kept for
+/// [`Store::ping`] until a write succeeds.
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
     writer: SqlitePool,
+    health: Arc<Health>,
+}
+
+/// What readiness needs beyond a query that answers.
+#[derive(Debug)]
+struct Health {
+    /// The database file, and its identity when opened.
+    path: PathBuf,
+    opened: Option<FileIdentity>,
+    /// Why the last write failed, until one succeeds.
+    failed_write: Mutex<Option<String>>,
+}
+
+/// A file's identity: the same path holding another file (deleted and
+/// recreated, or replaced by a restore) has another one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileIdentity {
+    device: u64,
+    inode: u64,
+}
+
+impl FileIdentity {
+    /// The identity of the file at `path`; `None` when there is none.
+    #[cfg(unix)]
+    fn of(path: &Path) -> Option<Self> {
+        use std::os::unix::fs::MetadataExt as _;
+        let metadata = std::fs::metadata(path).ok()?;
+        Some(Self {
+            device: metadata.dev(),
+            inode: metadata.ino(),
+        })
+    }
+
+    /// Elsewhere only whether the file is still there.
+    #[cfg(not(unix))]
+    fn of(path: &Path) -> Option<Self> {
+        path.exists().then_some(Self { device: 0, inode: 0 })
+    }
+}
+
+impl Health {
+    /// Refuses when the file at the path is not the file opened.
+    fn check_file(&self) -> Result<(), StoreError> {
+        if self.opened.is_some() && FileIdentity::of(&self.path) != self.opened {
+            return Err(StoreError::FileReplaced(self.path.clone()));
+        }
+        Ok(())
+    }
+
+    fn failed_write(&self) -> Option<String> {
+        self.lock().clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+        // One Option replaced whole: consistent even if a holder panicked.
+        self.failed_write.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 impl SqliteStore {
@@ -86,7 +156,47 @@ impl SqliteStore {
             .max_connections(MAX_READERS)
             .connect_with(options)
             .await?;
-        Ok(Self { pool, writer })
+        let health = Health {
+            path: path.to_owned(),
+            opened: FileIdentity::of(path),
+            failed_write: Mutex::new(None),
+        };
+        Ok(Self {
+            pool,
+            writer,
+            health: Arc::new(health),
+        })
+    }
+
+    /// The writer connection, once the file is checked to be the one opened.
+    async fn writer(&self) -> Result<PoolConnection<Sqlite>, StoreError> {
+        if let Err(error) = self.health.check_file() {
+            *self.health.lock() = Some(error.to_string());
+            return Err(error);
+        }
+        match self.writer.acquire().await {
+            Ok(conn) => Ok(conn),
+            Err(error) => {
+                *self.health.lock() = Some(error.to_string());
+                Err(error.into())
+            }
+        }
+    }
+
+    /// What a write on `conn` came to: a success clears the failure kept
+    /// for readiness; a failure other than a broken rule keeps its reason
+    /// and closes the connection (see [`SqliteStore`]).
+    fn settle<T>(&self, mut conn: PoolConnection<Sqlite>, result: Result<T, StoreError>) -> Result<T, StoreError> {
+        match &result {
+            Ok(_) => *self.health.lock() = None,
+            Err(error) if error.is_unavailable() => {
+                tracing::warn!(%error, "a write failed; its connection is replaced");
+                *self.health.lock() = Some(error.to_string());
+                conn.close_on_drop();
+            }
+            Err(_) => {}
+        }
+        result
     }
 
     /// Closes every connection, waiting for them to finish. Dropping the
@@ -101,52 +211,12 @@ impl SqliteStore {
 impl Store for SqliteStore {
     /// Stores the record as given. The engine inserts pending questions; a
     /// record that has ended already is stored too (its `resolved_at` column
-    /// is its resolution's time), and the session rule does not apply to it.
-    async fn insert(&self, question: &QuestionRecord) -> Result<(), StoreError> {
-        let id = &question.id;
-        let request = encode(&question.request)?;
-        let delivery = question.delivery.as_ref().map(encode).transpose()?;
-        let progress = encode(&question.progress)?;
-        let resolution = question.resolution.as_ref().map(encode).transpose()?;
-        let resolved_at = question.resolution.as_ref().map(|resolution| resolution.at);
-
-        let mut tx = self.writer.begin_with(BEGIN_WRITE).await?;
-        let inserted = sqlx::query(
-            "INSERT INTO questions (id, status, agent, session_id, run_id, recipient, channel, conversation, \
-             locale, request, created_at, expires_at, delivery, progress, resolution, resolved_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(id.as_str())
-        .bind(question.status.as_str())
-        .bind(question.agent.as_str())
-        .bind(question.session_id.as_deref())
-        .bind(question.run_id.as_deref())
-        .bind(question.recipient.as_str())
-        .bind(question.channel.as_str())
-        .bind(question.conversation.as_str())
-        .bind(question.locale.as_str())
-        .bind(request)
-        .bind(question.created_at)
-        .bind(question.expires_at)
-        .bind(delivery)
-        .bind(progress)
-        .bind(resolution)
-        .bind(resolved_at)
-        .execute(&mut *tx)
-        .await;
-
-        match inserted {
-            Ok(_) => {
-                tx.commit().await?;
-                Ok(())
-            }
-            Err(sqlx::Error::Database(error)) if error.is_unique_violation() => {
-                // The failed statement was undone but the transaction still
-                // holds the write lock, so what conflicted is still there.
-                Err(conflict(&mut tx, question, sqlx::Error::Database(error)).await?)
-            }
-            Err(error) => Err(error.into()),
-        }
+    /// is its resolution's time), and neither the session rule nor the caps
+    /// apply to it.
+    async fn insert_with(&self, question: &QuestionRecord, rules: &InsertRules) -> Result<Inserted, StoreError> {
+        let mut conn = self.writer().await?;
+        let result = insert_in(&mut conn, question, rules).await;
+        self.settle(conn, result)
     }
 
     async fn get(&self, id: &QuestionId) -> Result<Option<QuestionRecord>, StoreError> {
@@ -165,36 +235,24 @@ impl Store for SqliteStore {
     /// A message already indexed under another question is moved to this one:
     /// the newest delivery is what the platform shows.
     async fn set_delivery(&self, id: &QuestionId, delivery: &Delivery) -> Result<bool, StoreError> {
-        let json = encode(delivery)?;
-        let mut tx = self.writer.begin_with(BEGIN_WRITE).await?;
-        // The question's conversation becomes the one it was delivered to:
-        // taps and replies come from there (a DM has an id of its own).
-        let status: Option<String> = sqlx::query_scalar(
-            "UPDATE questions SET delivery = ?, conversation = COALESCE(?, conversation) WHERE id = ? RETURNING status",
-        )
-        .bind(json)
-        .bind(delivery.conversation())
-        .bind(id.as_str())
-        .fetch_optional(&mut *tx)
-        .await?;
-        let Some(status) = status else {
-            return Err(sqlx::Error::RowNotFound.into());
-        };
-        for message in &delivery.messages {
-            index_message(&mut tx, id, message).await?;
-        }
-        tx.commit().await?;
-        Ok(status == QuestionStatus::Pending.as_str())
+        let mut conn = self.writer().await?;
+        let result = set_delivery_in(&mut conn, id, delivery).await;
+        self.settle(conn, result)
     }
 
     /// An unknown id is `StoreError::Database(sqlx::Error::RowNotFound)`.
     async fn attach_message(&self, id: &QuestionId, message: &MessageRef) -> Result<(), StoreError> {
-        let mut tx = self.writer.begin_with(BEGIN_WRITE).await?;
-        if !index_message(&mut tx, id, message).await? {
-            return Err(sqlx::Error::RowNotFound.into());
+        let mut conn = self.writer().await?;
+        let result = async {
+            let mut tx = conn.begin_with(BEGIN_WRITE).await?;
+            if !index_message(&mut tx, id, message).await? {
+                return Err(sqlx::Error::RowNotFound.into());
+            }
+            tx.commit().await?;
+            Ok(())
         }
-        tx.commit().await?;
-        Ok(())
+        .await;
+        self.settle(conn, result)
     }
 
     async fn question_for_message(
@@ -232,12 +290,15 @@ impl Store for SqliteStore {
 
     async fn save_progress(&self, id: &QuestionId, progress: &Answers) -> Result<bool, StoreError> {
         let json = encode(progress)?;
-        let updated = sqlx::query("UPDATE questions SET progress = ? WHERE id = ? AND status = 'pending'")
+        let mut conn = self.writer().await?;
+        let result = sqlx::query("UPDATE questions SET progress = ? WHERE id = ? AND status = 'pending'")
             .bind(json)
             .bind(id.as_str())
-            .execute(&self.writer)
-            .await?;
-        Ok(updated.rows_affected() == 1)
+            .execute(&mut *conn)
+            .await
+            .map(|updated| updated.rows_affected() == 1)
+            .map_err(StoreError::from);
+        self.settle(conn, result)
     }
 
     /// A resolution whose status is `pending` is a bug in the caller: it
@@ -255,35 +316,9 @@ impl Store for SqliteStore {
             tracing::error!(question = %id, "refused a resolution whose status is pending");
             return Ok(None);
         }
-        let json = encode(resolution)?;
-        let mut tx = self.writer.begin_with(BEGIN_WRITE).await?;
-        // The compare-and-set: only the first resolution finds it pending,
-        // and a person's only while the question is not yet due.
-        let by_person = matches!(resolution.status, QuestionStatus::Answered | QuestionStatus::Skipped);
-        let updated = sqlx::query(
-            "UPDATE questions SET status = ?, resolution = ?, resolved_at = ? \
-             WHERE id = ? AND status = 'pending' AND (? = 0 OR expires_at > ?)",
-        )
-        .bind(resolution.status.as_str())
-        .bind(json)
-        .bind(resolution.at)
-        .bind(id.as_str())
-        .bind(by_person)
-        .bind(resolution.at)
-        .execute(&mut *tx)
-        .await?;
-        if updated.rows_affected() != 1 {
-            return Ok(None);
-        }
-        let row = sqlx::query_as::<_, QuestionRow>(select_questions!("WHERE id = ?"))
-            .bind(id.as_str())
-            .fetch_one(&mut *tx)
-            .await?;
-        // A row that cannot be read back must not half-resolve the question:
-        // the error rolls the update back with the transaction.
-        let record = row.decode()?;
-        tx.commit().await?;
-        Ok(Some(record))
+        let mut conn = self.writer().await?;
+        let result = resolve_in(&mut conn, id, resolution).await;
+        self.settle(conn, result)
     }
 
     async fn unfinished(&self) -> Result<Vec<QuestionRecord>, StoreError> {
@@ -297,11 +332,14 @@ impl Store for SqliteStore {
     }
 
     async fn mark_finished(&self, id: &QuestionId) -> Result<(), StoreError> {
-        sqlx::query("UPDATE questions SET finished = 1 WHERE id = ?")
+        let mut conn = self.writer().await?;
+        let result = sqlx::query("UPDATE questions SET finished = 1 WHERE id = ?")
             .bind(id.as_str())
-            .execute(&self.writer)
-            .await?;
-        Ok(())
+            .execute(&mut *conn)
+            .await
+            .map(drop)
+            .map_err(StoreError::from);
+        self.settle(conn, result)
     }
 
     async fn pending(&self) -> Result<Vec<QuestionRecord>, StoreError> {
@@ -345,12 +383,15 @@ impl Store for SqliteStore {
     }
 
     async fn record_event(&self, channel: &str, event_id: &str) -> Result<bool, StoreError> {
-        let inserted = sqlx::query("INSERT OR IGNORE INTO inbound_events (channel, event_id) VALUES (?, ?)")
+        let mut conn = self.writer().await?;
+        let result = sqlx::query("INSERT OR IGNORE INTO inbound_events (channel, event_id) VALUES (?, ?)")
             .bind(channel)
             .bind(event_id)
-            .execute(&self.writer)
-            .await?;
-        Ok(inserted.rows_affected() == 1)
+            .execute(&mut *conn)
+            .await
+            .map(|inserted| inserted.rows_affected() == 1)
+            .map_err(StoreError::from);
+        self.settle(conn, result)
     }
 
     async fn event_seen(&self, channel: &str, event_id: &str) -> Result<bool, StoreError> {
@@ -372,20 +413,221 @@ impl Store for SqliteStore {
     }
 
     async fn set_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        )
-        .bind(key)
-        .bind(value)
-        .execute(&self.writer)
-        .await?;
-        Ok(())
+        let mut conn = self.writer().await?;
+        let result = set_setting_in(&mut conn, key, value).await;
+        self.settle(conn, result)
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
+        self.health.check_file()?;
         sqlx::query("SELECT 1").execute(&self.pool).await?;
+        if let Some(reason) = self.health.failed_write() {
+            // Writes failed last time: try one now, so that readiness comes
+            // back as soon as writes work again, with no restart.
+            let mut conn = self.writer().await?;
+            let result = set_setting_in(&mut conn, "readiness_probe", &reason).await;
+            self.settle(conn, result)?;
+        }
         Ok(())
     }
+}
+
+/// [`Store::set_delivery`] on the writer connection.
+async fn set_delivery_in(
+    conn: &mut SqliteConnection,
+    id: &QuestionId,
+    delivery: &Delivery,
+) -> Result<bool, StoreError> {
+    let json = encode(delivery)?;
+    let mut tx = conn.begin_with(BEGIN_WRITE).await?;
+    // The question's conversation becomes the one it was delivered to:
+    // taps and replies come from there (a DM has an id of its own).
+    let status: Option<String> = sqlx::query_scalar(
+        "UPDATE questions SET delivery = ?, conversation = COALESCE(?, conversation) WHERE id = ? RETURNING status",
+    )
+    .bind(json)
+    .bind(delivery.conversation())
+    .bind(id.as_str())
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(status) = status else {
+        return Err(sqlx::Error::RowNotFound.into());
+    };
+    for message in &delivery.messages {
+        index_message(&mut tx, id, message).await?;
+    }
+    tx.commit().await?;
+    Ok(status == QuestionStatus::Pending.as_str())
+}
+
+/// [`Store::resolve`] on the writer connection.
+async fn resolve_in(
+    conn: &mut SqliteConnection,
+    id: &QuestionId,
+    resolution: &Resolution,
+) -> Result<Option<QuestionRecord>, StoreError> {
+    let json = encode(resolution)?;
+    let mut tx = conn.begin_with(BEGIN_WRITE).await?;
+    // The compare-and-set: only the first resolution finds it pending,
+    // and a person's only while the question is not yet due.
+    let by_person = matches!(resolution.status, QuestionStatus::Answered | QuestionStatus::Skipped);
+    let updated = sqlx::query(
+        "UPDATE questions SET status = ?, resolution = ?, resolved_at = ? \
+         WHERE id = ? AND status = 'pending' AND (? = 0 OR expires_at > ?)",
+    )
+    .bind(resolution.status.as_str())
+    .bind(json)
+    .bind(resolution.at)
+    .bind(id.as_str())
+    .bind(by_person)
+    .bind(resolution.at)
+    .execute(&mut *tx)
+    .await?;
+    if updated.rows_affected() != 1 {
+        return Ok(None);
+    }
+    let row = sqlx::query_as::<_, QuestionRow>(select_questions!("WHERE id = ?"))
+        .bind(id.as_str())
+        .fetch_one(&mut *tx)
+        .await?;
+    // A row that cannot be read back must not half-resolve the question:
+    // the error rolls the update back with the transaction.
+    let record = row.decode()?;
+    tx.commit().await?;
+    Ok(Some(record))
+}
+
+/// [`Store::set_setting`] on the writer connection.
+async fn set_setting_in(conn: &mut SqliteConnection, key: &str, value: &str) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    )
+    .bind(key)
+    .bind(value)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// [`Store::insert_with`] on the writer connection, in one transaction:
+/// the idempotency key, the caps, then the row (and the key's row).
+async fn insert_in(
+    conn: &mut SqliteConnection,
+    question: &QuestionRecord,
+    rules: &InsertRules,
+) -> Result<Inserted, StoreError> {
+    let id = &question.id;
+    let request = encode(&question.request)?;
+    let delivery = question.delivery.as_ref().map(encode).transpose()?;
+    let progress = encode(&question.progress)?;
+    let resolution = question.resolution.as_ref().map(encode).transpose()?;
+    let resolved_at = question.resolution.as_ref().map(|resolution| resolution.at);
+    let pending = question.status == QuestionStatus::Pending;
+
+    let mut tx = conn.begin_with(BEGIN_WRITE).await?;
+    if let Some(key) = &rules.idempotency
+        && let Some(existing) = keyed(&mut tx, &question.agent, key).await?
+    {
+        return Ok(Inserted::Existing(Box::new(existing)));
+    }
+    if pending {
+        let agent = PendingScope::Agent(question.agent.clone());
+        check_cap(&mut tx, agent, rules.max_pending_per_agent).await?;
+        let recipient = PendingScope::Recipient(question.recipient.clone());
+        check_cap(&mut tx, recipient, rules.max_pending_per_recipient).await?;
+    }
+    let inserted = sqlx::query(
+        "INSERT INTO questions (id, status, agent, session_id, run_id, recipient, channel, conversation, \
+         locale, request, created_at, expires_at, delivery, progress, resolution, resolved_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(id.as_str())
+    .bind(question.status.as_str())
+    .bind(question.agent.as_str())
+    .bind(question.session_id.as_deref())
+    .bind(question.run_id.as_deref())
+    .bind(question.recipient.as_str())
+    .bind(question.channel.as_str())
+    .bind(question.conversation.as_str())
+    .bind(question.locale.as_str())
+    .bind(request)
+    .bind(question.created_at)
+    .bind(question.expires_at)
+    .bind(delivery)
+    .bind(progress)
+    .bind(resolution)
+    .bind(resolved_at)
+    .execute(&mut *tx)
+    .await;
+    match inserted {
+        Ok(_) => {}
+        Err(sqlx::Error::Database(error)) if error.is_unique_violation() => {
+            // The failed statement was undone but the transaction still
+            // holds the write lock, so what conflicted is still there.
+            return Err(conflict(&mut tx, question, sqlx::Error::Database(error)).await?);
+        }
+        Err(error) => return Err(error.into()),
+    }
+    if let Some(key) = &rules.idempotency {
+        sqlx::query("INSERT INTO idempotency_keys (agent, key, fingerprint, question_id) VALUES (?, ?, ?, ?)")
+            .bind(question.agent.as_str())
+            .bind(key.key.as_str())
+            .bind(key.fingerprint.as_str())
+            .bind(id.as_str())
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(Inserted::New)
+}
+
+/// The question an agent's idempotency key was first used for, when it was
+/// used with the same request; [`StoreError::KeyReused`] when with another.
+async fn keyed(
+    conn: &mut SqliteConnection,
+    agent: &str,
+    key: &IdempotencyKey,
+) -> Result<Option<QuestionRecord>, StoreError> {
+    let row: Option<(String, String)> =
+        sqlx::query_as("SELECT question_id, fingerprint FROM idempotency_keys WHERE agent = ? AND key = ?")
+            .bind(agent)
+            .bind(key.key.as_str())
+            .fetch_optional(&mut *conn)
+            .await?;
+    let Some((question, fingerprint)) = row else {
+        return Ok(None);
+    };
+    let question = decode_id(&question)?;
+    if fingerprint != key.fingerprint {
+        return Err(StoreError::KeyReused { question });
+    }
+    let row = sqlx::query_as::<_, QuestionRow>(select_questions!("WHERE id = ?"))
+        .bind(question.as_str())
+        .fetch_one(&mut *conn)
+        .await?;
+    row.decode().map(Some)
+}
+
+/// Refuses when `scope` has `limit` pending questions already.
+async fn check_cap(conn: &mut SqliteConnection, scope: PendingScope, limit: Option<u32>) -> Result<(), StoreError> {
+    let Some(limit) = limit else {
+        return Ok(());
+    };
+    let (sql, who) = match &scope {
+        PendingScope::Agent(agent) => (
+            "SELECT COUNT(*) FROM questions WHERE agent = ? AND status = 'pending'",
+            agent,
+        ),
+        PendingScope::Recipient(recipient) => (
+            "SELECT COUNT(*) FROM questions WHERE recipient = ? AND status = 'pending'",
+            recipient,
+        ),
+    };
+    let count: i64 = sqlx::query_scalar(sql).bind(who.as_str()).fetch_one(&mut *conn).await?;
+    if count >= i64::from(limit) {
+        return Err(StoreError::TooManyPending { scope, limit });
+    }
+    Ok(())
 }
 
 /// What an insert that broke a unique constraint collided with, read inside

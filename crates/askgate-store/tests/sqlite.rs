@@ -1,123 +1,12 @@
 //! `SqliteStore` against real database files in temporary directories.
 
-use std::path::{Path, PathBuf};
+mod support;
 
-use askgate_core::channel::{Delivery, MessageRef, UserRef};
-use askgate_core::{AnswerItem, Answers, AskRequest, Locale, QuestionId, validate_json};
+use askgate_core::channel::{Delivery, UserRef};
+use askgate_core::{AnswerItem, Answers, Locale};
 use askgate_store::{QuestionRecord, QuestionStatus, Resolution, SqliteStore, Store, StoreError};
-use sqlx::Connection;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
-use tempfile::TempDir;
-
-const CHANNEL: &str = "telegram";
-const CONVERSATION: &str = "4242";
-
-/// A store on a fresh file; the directory lives as long as the returned guard.
-async fn store() -> (SqliteStore, TempDir, PathBuf) {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let path = dir.path().join("askgate.db");
-    let store = SqliteStore::open(&path).await.expect("the store opens");
-    (store, dir, path)
-}
-
-fn request() -> AskRequest {
-    validate_json(
-        r#"{"questions": [
-            {"id": "deploy_target", "header": "Deploy", "question": "Where should I deploy?",
-             "options": [{"label": "Staging (Recommended)", "description": "Safe to break"}, {"label": "Production"}],
-             "multiSelect": false},
-            {"id": "notify", "header": "Notify", "question": "Who should I tell?",
-             "options": [{"label": "Team"}, {"label": "Nobody"}, {"label": "Ops"}],
-             "multiSelect": true}
-        ], "timeoutSeconds": 600}"#,
-    )
-    .expect("the test request is valid")
-}
-
-fn id(text: &str) -> QuestionId {
-    QuestionId::parse(text).expect("a well-formed question id")
-}
-
-fn message(conversation: &str, message: &str) -> MessageRef {
-    MessageRef {
-        conversation: conversation.to_owned(),
-        message: message.to_owned(),
-    }
-}
-
-/// A pending question with only the required fields set.
-fn question(name: &str, created_at: i64) -> QuestionRecord {
-    QuestionRecord {
-        id: id(name),
-        status: QuestionStatus::Pending,
-        agent: "build-bot".to_owned(),
-        session_id: None,
-        run_id: None,
-        recipient: "alice".to_owned(),
-        channel: CHANNEL.to_owned(),
-        conversation: CONVERSATION.to_owned(),
-        locale: Locale::En,
-        request: request(),
-        created_at,
-        expires_at: created_at + 600_000,
-        delivery: None,
-        progress: Answers::new(),
-        resolution: None,
-    }
-}
-
-fn in_session(mut record: QuestionRecord, agent: &str, session: Option<&str>) -> QuestionRecord {
-    agent.clone_into(&mut record.agent);
-    record.session_id = session.map(str::to_owned);
-    record
-}
-
-fn ended(status: QuestionStatus, at: i64, reason: &str) -> Resolution {
-    Resolution {
-        status,
-        at,
-        by: None,
-        answers: None,
-        reason: Some(reason.to_owned()),
-        via: None,
-    }
-}
-
-fn answers(request: &AskRequest) -> Answers {
-    let mut answers = Answers::new();
-    answers.set(
-        request,
-        "notify",
-        vec![
-            AnswerItem::Option {
-                index: 0,
-                label: "Team".to_owned(),
-            },
-            AnswerItem::FreeText {
-                text: "and the on-call".to_owned(),
-            },
-        ],
-    );
-    answers.set(
-        request,
-        "deploy_target",
-        vec![AnswerItem::Option {
-            index: 0,
-            label: "Staging (Recommended)".to_owned(),
-        }],
-    );
-    answers
-}
-
-fn ids(records: &[QuestionRecord]) -> Vec<&str> {
-    records.iter().map(|record| record.id.as_str()).collect()
-}
-
-async fn raw_connection(path: &Path) -> SqliteConnection {
-    SqliteConnection::connect_with(&SqliteConnectOptions::new().filename(path))
-        .await
-        .expect("a raw connection to the store's file")
-}
+use sqlx::Connection as _;
+use support::*;
 
 #[tokio::test]
 async fn a_record_with_every_field_set_reads_back_equal() {

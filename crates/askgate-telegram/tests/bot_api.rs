@@ -129,6 +129,7 @@ impl Setup {
                 run_id: None,
                 session_kind: SessionKind::Main,
                 request,
+                idempotency_key: None,
             })
             .await
             .unwrap();

@@ -24,6 +24,9 @@ pub(crate) struct Config {
     pub(crate) data_dir: PathBuf,
     pub(crate) max_body_bytes: usize,
     pub(crate) ask_keepalive: Duration,
+    pub(crate) ask_retry_grace: Duration,
+    pub(crate) limits: askgate_engine::Limits,
+    pub(crate) connections: askgate_server::ConnectionLimits,
     pub(crate) store_path: PathBuf,
     pub(crate) agents: Vec<AgentConfig>,
     pub(crate) channels: Vec<Box<dyn ChannelSettings>>,
@@ -58,6 +61,8 @@ struct RawConfig {
     #[serde(default)]
     store: RawStore,
     #[serde(default)]
+    limits: RawLimits,
+    #[serde(default)]
     agents: BTreeMap<String, RawAgent>,
     #[serde(default)]
     channels: BTreeMap<String, RawChannel>,
@@ -72,6 +77,18 @@ struct RawServer {
     data_dir: Option<String>,
     max_body_bytes: Option<u64>,
     ask_keepalive_seconds: Option<u64>,
+    ask_retry_grace_seconds: Option<u64>,
+    max_connections: Option<u64>,
+    header_read_timeout_seconds: Option<u64>,
+    idle_timeout_seconds: Option<u64>,
+    shutdown_deadline_seconds: Option<u64>,
+}
+
+/// `[limits]`: caps on what agents may leave pending.
+#[derive(Debug, Default, Deserialize)]
+struct RawLimits {
+    max_pending_per_agent: Option<u32>,
+    max_pending_per_recipient: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -164,6 +181,9 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
         );
     }
     let ask_keepalive = Duration::from_secs(raw.server.ask_keepalive_seconds.unwrap_or(5).max(1));
+    let ask_retry_grace = Duration::from_secs(raw.server.ask_retry_grace_seconds.unwrap_or(15));
+    let limits = pending_limits(&raw.limits, &mut check);
+    let connections = server_connections(&raw.server, &mut check);
 
     match raw.store.kind.as_deref().unwrap_or("sqlite") {
         "sqlite" => {}
@@ -303,11 +323,99 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
         data_dir,
         max_body_bytes,
         ask_keepalive,
+        ask_retry_grace,
+        limits,
+        connections,
         store_path,
         agents,
         channels,
         recipients,
     })
+}
+
+/// The `[limits]` caps on pending questions; 0 is refused (it would refuse
+/// every question), and an absent key is the default.
+fn pending_limits(raw: &RawLimits, check: &mut ConfigCheck<'_>) -> askgate_engine::Limits {
+    let mut cap = |key: &str, value: Option<u32>, default: u32| -> Option<u32> {
+        match value {
+            Some(0) => {
+                check.problem(
+                    key,
+                    "0 would refuse every question.",
+                    format!("use {default}, the default, or remove the key."),
+                );
+                Some(default)
+            }
+            value => Some(value.unwrap_or(default)),
+        }
+    };
+    askgate_engine::Limits {
+        max_pending_per_agent: cap(
+            "limits.max_pending_per_agent",
+            raw.max_pending_per_agent,
+            DEFAULT_MAX_PENDING_PER_AGENT,
+        ),
+        max_pending_per_recipient: cap(
+            "limits.max_pending_per_recipient",
+            raw.max_pending_per_recipient,
+            DEFAULT_MAX_PENDING_PER_RECIPIENT,
+        ),
+    }
+}
+
+/// Room for 1,000 agents waiting under one token, ten times over.
+const DEFAULT_MAX_PENDING_PER_AGENT: u32 = 10_000;
+/// More than any person could answer; a runaway agent stops here.
+const DEFAULT_MAX_PENDING_PER_RECIPIENT: u32 = 1_000;
+
+/// The `[server]` keys of the connection limits (`askgate_server::conn`).
+fn server_connections(server: &RawServer, check: &mut ConfigCheck<'_>) -> askgate_server::ConnectionLimits {
+    let defaults = askgate_server::ConnectionLimits::default();
+    let max_connections = match server.max_connections {
+        None => defaults.max_connections,
+        Some(0) => {
+            check.problem(
+                "server.max_connections",
+                "0 connections would serve nobody.",
+                "use 4096, the default (room for 1,000 waiting agents).",
+            );
+            defaults.max_connections
+        }
+        Some(count) => usize::try_from(count).unwrap_or(usize::MAX),
+    };
+    let mut seconds = |key: &str, value: Option<u64>, default: Duration, fix: &str| match value {
+        None => default,
+        Some(0) => {
+            check.problem(
+                &format!("server.{key}"),
+                "0 seconds would close every connection before its first request.",
+                fix,
+            );
+            default
+        }
+        Some(seconds) => Duration::from_secs(seconds),
+    };
+    let header_read_timeout = seconds(
+        "header_read_timeout_seconds",
+        server.header_read_timeout_seconds,
+        defaults.header_read_timeout,
+        "use 10, the default.",
+    );
+    let idle_timeout = seconds(
+        "idle_timeout_seconds",
+        server.idle_timeout_seconds,
+        defaults.idle_timeout,
+        "use 60, the default.",
+    );
+    askgate_server::ConnectionLimits {
+        header_read_timeout,
+        idle_timeout,
+        max_connections,
+        // 0 is allowed: drop every connection at once on shutdown.
+        shutdown_deadline: server
+            .shutdown_deadline_seconds
+            .map_or(defaults.shutdown_deadline, Duration::from_secs),
+    }
 }
 
 fn file_problem(text: &str, error: &toml::de::Error) -> Problems {
@@ -445,5 +553,33 @@ mod tests {
         let env = |_: &str| Some("s".repeat(40));
         let config = parse(&text.replace("short-secret-value", "${T}"), &env).unwrap();
         assert!(!format!("{config:?}").contains(&"s".repeat(40)));
+    }
+
+    #[test]
+    fn the_connection_limits_are_read_and_zeroes_refused() {
+        let rest =
+            "[agents.a]\nrecipients = [\"*\"]\n[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n";
+        let config = parse(rest, &no_env).unwrap();
+        assert_eq!(config.connections, askgate_server::ConnectionLimits::default());
+        let set = "[server]\nmax_connections = 20\nheader_read_timeout_seconds = 3\nidle_timeout_seconds = 7\nshutdown_deadline_seconds = 0\n";
+        let config = parse(&format!("{set}{rest}"), &no_env).unwrap();
+        assert_eq!(
+            config.connections,
+            askgate_server::ConnectionLimits {
+                header_read_timeout: Duration::from_secs(3),
+                idle_timeout: Duration::from_secs(7),
+                max_connections: 20,
+                shutdown_deadline: Duration::ZERO,
+            }
+        );
+        let zeroes = "[server]\nmax_connections = 0\nheader_read_timeout_seconds = 0\nidle_timeout_seconds = 0\n";
+        assert_eq!(
+            problems(&format!("{zeroes}{rest}")),
+            [
+                "server.max_connections",
+                "server.header_read_timeout_seconds",
+                "server.idle_timeout_seconds"
+            ]
+        );
     }
 }

@@ -122,6 +122,11 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         })
         .collect();
 
+    // Room for every connection the cap allows, before the first is accepted.
+    let limits = askgate_server::ConnectionLimits {
+        max_connections: askgate_server::conn::fit_open_files_limit(config.connections.max_connections),
+        ..config.connections.clone()
+    };
     let listener = TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("listening on {}", config.listen))?;
@@ -174,7 +179,8 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
     }
 
     let metrics = Arc::new(Metrics::new());
-    let engine = Engine::new(store.clone(), channels, recipients, Clock::system(), metrics.clone());
+    let engine =
+        Engine::new(store.clone(), channels, recipients, Clock::system(), metrics.clone()).with_limits(config.limits);
     engine.start().await.context("taking up pending questions")?;
     metrics.set_pending(store.pending().await.map_or(0, |pending| pending.len()));
 
@@ -183,6 +189,7 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         web_keys,
         max_body_bytes: config.max_body_bytes,
         ask_keepalive: config.ask_keepalive,
+        ask_retry_grace: config.ask_retry_grace,
     };
     let (stop, stopping) = tokio::sync::watch::channel(false);
     let state = AppState::new(engine.clone(), metrics, settings, stopping.clone());
@@ -227,7 +234,7 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         tracing::info!("shutting down: finishing in-flight requests");
         let _ = stop.send(true);
     };
-    askgate_server::serve_with(listener, state, webhooks, shutdown)
+    askgate_server::serve_with_limits(listener, state, webhooks, limits, shutdown)
         .await
         .context("serving HTTP")?;
     let _ = timers.await;

@@ -117,6 +117,7 @@ pub(crate) fn question(to: &str, request: AskRequest) -> NewQuestion {
         run_id: None,
         session_kind: SessionKind::Main,
         request,
+        idempotency_key: None,
     }
 }
 

@@ -2,8 +2,11 @@
 //! secret link (`/web/{key}`).
 //!
 //! [`WebChannel`] is the channel the engine delivers to; delivering shows the
-//! question on the page (which reads pending questions from the store and
-//! updates live from the engine's changes), so nothing is sent anywhere.
+//! question on the page, so nothing is sent anywhere. The page reads the
+//! whole state (`api/state`) when it opens, and after that is sent each
+//! changed question over its event stream (`api/events`), in the shape the
+//! state lists it: a person with thousands of questions waiting gets a few
+//! hundred bytes per change, not the whole list again.
 
 mod kind;
 
@@ -32,7 +35,8 @@ use crate::error::ApiError;
 use crate::resource::time;
 use crate::{AppState, Change};
 
-/// How many ended questions the page keeps showing.
+/// How many ended questions the page keeps showing (the state says so as
+/// `recentLimit`, so that the page bounds what it is sent live the same way).
 const RECENT_ON_PAGE: u32 = 10;
 
 const PAGE: &str = include_str!("../../assets/web.html");
@@ -138,6 +142,8 @@ pub(crate) async fn style() -> Response {
     ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], STYLE).into_response()
 }
 
+/// One question as the page shows it: in the state's lists and in an event
+/// of the stream.
 fn entry(record: &QuestionRecord) -> Value {
     json!({
         "id": record.id,
@@ -177,6 +183,7 @@ pub(crate) async fn page_state(
         "recipient": {"name": recipient.name, "displayName": recipient.display_name, "locale": recipient.locale},
         "pending": pending.iter().map(entry).collect::<Vec<_>>(),
         "recent": recent,
+        "recentLimit": RECENT_ON_PAGE,
     })))
 }
 
@@ -243,21 +250,28 @@ pub(crate) async fn skip(
 }
 
 /// `GET /web/{key}/api/events`: a `changed` event whenever one of this
-/// recipient's questions is created, progresses or ends.
+/// recipient's questions is created, progresses or ends, carrying that
+/// question as the state lists it (pending, or ended with its summary; an
+/// ended question leaves the pending list for the recent one). When the
+/// stream fell behind and changes were lost, a `changed` event with
+/// `{"missed": true}` tells the page to read the whole state again. (The
+/// event keeps the name it had when it was a bare "read again": a page
+/// loaded before an upgrade still reads the state on every event.)
 pub(crate) async fn events(
     State(state): State<AppState>,
     Path(key): Path<String>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let name = recipient_for(&state, &key)?;
+    // Subscribed before the response starts: a page that reads the state
+    // once the stream is open misses nothing in between.
     let changes = state.0.engine.subscribe();
     let stream = futures_util::stream::unfold((changes, name, state), |(mut changes, name, state)| async move {
         let data = match state
             .next_change(&mut changes, |record| record.recipient == name)
             .await?
         {
-            Change::Matching(record) => json!({"id": record.id, "status": record.status}),
-            // Missed some: tell the page to re-read everything.
-            Change::Missed => json!({"id": null, "status": null}),
+            Change::Matching(record) => entry(&record),
+            Change::Missed => json!({"missed": true}),
         };
         let event = Event::default().event("changed").data(data.to_string());
         Some((Ok(event), (changes, name, state)))

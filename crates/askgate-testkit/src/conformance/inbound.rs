@@ -465,6 +465,7 @@ impl<'a> Person<'a> {
                 run_id: None,
                 session_kind: SessionKind::Main,
                 request,
+                idempotency_key: None,
             })
             .await
             .unwrap_or_else(|error| panic!("the engine refused the suite's question: {error}"));

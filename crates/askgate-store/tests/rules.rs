@@ -1,0 +1,124 @@
+//! The rules an insert checks besides the session rule: agents' idempotency
+//! keys and the caps on pending questions.
+
+mod support;
+
+use askgate_store::{IdempotencyKey, InsertRules, Inserted, PendingScope, QuestionStatus, Store, StoreError};
+use support::*;
+
+fn keyed(key: &str, fingerprint: &str) -> InsertRules {
+    InsertRules {
+        idempotency: Some(IdempotencyKey {
+            key: key.to_owned(),
+            fingerprint: fingerprint.to_owned(),
+        }),
+        ..InsertRules::default()
+    }
+}
+
+#[tokio::test]
+async fn a_key_used_again_with_the_same_request_finds_the_first_question() {
+    let (store, _dir, _) = store().await;
+    let first = question("01HZX0000000000000000000A1", 1_000);
+    assert_eq!(
+        store.insert_with(&first, &keyed("call-1", "f1")).await.unwrap(),
+        Inserted::New
+    );
+
+    // The retry comes with a new id (the engine makes one per attempt).
+    let retry = question("01HZX0000000000000000000A2", 2_000);
+    match store.insert_with(&retry, &keyed("call-1", "f1")).await.unwrap() {
+        Inserted::Existing(existing) => assert_eq!(existing.id, first.id),
+        Inserted::New => panic!("a retry with the same key must not store a second question"),
+    }
+    assert!(store.get(&retry.id).await.unwrap().is_none(), "nothing was written");
+
+    // Also once the question has ended.
+    store
+        .resolve(&first.id, &ended(QuestionStatus::Cancelled, 3_000, "cancelled"))
+        .await
+        .unwrap();
+    match store.insert_with(&retry, &keyed("call-1", "f1")).await.unwrap() {
+        Inserted::Existing(existing) => assert_eq!(existing.status, QuestionStatus::Cancelled),
+        Inserted::New => panic!("the key still names its question"),
+    }
+}
+
+#[tokio::test]
+async fn a_key_used_again_with_another_request_is_refused() {
+    let (store, _dir, _) = store().await;
+    let first = question("01HZX0000000000000000000B1", 1_000);
+    store.insert_with(&first, &keyed("call-1", "f1")).await.unwrap();
+    let other = question("01HZX0000000000000000000B2", 2_000);
+    match store.insert_with(&other, &keyed("call-1", "f2")).await {
+        Err(StoreError::KeyReused { question }) => assert_eq!(question, first.id),
+        result => panic!("expected KeyReused, got {result:?}"),
+    }
+    assert!(store.get(&other.id).await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn keys_are_each_agents_own() {
+    let (store, _dir, _) = store().await;
+    let mine = question("01HZX0000000000000000000C1", 1_000);
+    store.insert_with(&mine, &keyed("call-1", "f1")).await.unwrap();
+    let theirs = in_session(question("01HZX0000000000000000000C2", 2_000), "other-bot", None);
+    assert_eq!(
+        store.insert_with(&theirs, &keyed("call-1", "f1")).await.unwrap(),
+        Inserted::New
+    );
+}
+
+#[tokio::test]
+async fn caps_count_pending_questions_per_agent_and_per_recipient() {
+    let (store, _dir, _) = store().await;
+    let rules = InsertRules {
+        max_pending_per_agent: Some(2),
+        max_pending_per_recipient: Some(3),
+        ..InsertRules::default()
+    };
+    let a1 = question("01HZX0000000000000000000D1", 1_000);
+    let a2 = question("01HZX0000000000000000000D2", 2_000);
+    store.insert_with(&a1, &rules).await.unwrap();
+    store.insert_with(&a2, &rules).await.unwrap();
+    let a3 = question("01HZX0000000000000000000D3", 3_000);
+    match store.insert_with(&a3, &rules).await {
+        Err(StoreError::TooManyPending { scope, limit }) => {
+            assert_eq!((scope, limit), (PendingScope::Agent("build-bot".into()), 2));
+        }
+        result => panic!("expected the agent's cap, got {result:?}"),
+    }
+    // Another agent may still ask the same recipient, up to the recipient's cap.
+    let b1 = in_session(question("01HZX0000000000000000000D4", 4_000), "other-bot", None);
+    store.insert_with(&b1, &rules).await.unwrap();
+    let b2 = in_session(question("01HZX0000000000000000000D5", 5_000), "other-bot", None);
+    match store.insert_with(&b2, &rules).await {
+        Err(StoreError::TooManyPending { scope, limit }) => {
+            assert_eq!((scope, limit), (PendingScope::Recipient("alice".into()), 3));
+        }
+        result => panic!("expected the recipient's cap, got {result:?}"),
+    }
+    // An ended question no longer counts.
+    store
+        .resolve(&a1.id, &ended(QuestionStatus::Cancelled, 6_000, "cancelled"))
+        .await
+        .unwrap();
+    store.insert_with(&a3, &rules).await.unwrap();
+    assert_eq!(store.pending().await.unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn a_retry_finds_its_question_even_when_the_cap_is_reached_since() {
+    let (store, _dir, _) = store().await;
+    let rules = InsertRules {
+        max_pending_per_agent: Some(1),
+        ..keyed("call-1", "f1")
+    };
+    let first = question("01HZX0000000000000000000E1", 1_000);
+    store.insert_with(&first, &rules).await.unwrap();
+    let retry = question("01HZX0000000000000000000E2", 2_000);
+    assert!(matches!(
+        store.insert_with(&retry, &rules).await.unwrap(),
+        Inserted::Existing(existing) if existing.id == first.id
+    ));
+}

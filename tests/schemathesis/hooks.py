@@ -1,0 +1,70 @@
+"""Schemathesis hooks for tests/schemathesis.rs (loaded through SCHEMATHESIS_HOOKS).
+
+Two things the OpenAPI document cannot say by itself:
+
+- Which recipients exist. `to` is any non-blank string to the schema, and an
+  unknown name is a 422 `unknown_recipient`; left alone, nearly every
+  generated question would be refused there and the rest of the API (201s,
+  the resource, answers, cancel, the stateful links between them) would go
+  untested. So a non-blank `to` is steered to a configured recipient. A `to`
+  that breaks the schema (not a string, blank, missing) is left as generated.
+
+- Which refusals of a schema-valid request are legitimate. JSON Schema cannot
+  state "labels differ ignoring case", "question ids are unique", "a label has
+  something typeable in it", "no Other option", "the recipient exists" or
+  "this idempotency key was not used for another request"; askgate refuses
+  those with 422. schemathesis.toml lets
+  `positive_data_acceptance` take a 422 on the two question-creating
+  operations, and `refused_only_for_rules_beyond_the_schema` below makes
+  sure such a 422 names only those rules and nothing the schema could have
+  said.
+"""
+
+import schemathesis
+
+# The harness configuration's recipients (tests/support/mod.rs).
+RECIPIENTS = ("me", "other")
+QUESTION_ROUTES = ("/v1/ask", "/v1/questions")
+# The validation codes JSON Schema cannot express (crates/askgate-core/src/validate.rs, error.rs).
+BEYOND_THE_SCHEMA = {
+    "unknown_recipient",
+    "duplicate_label",
+    "duplicate_id",
+    "invalid_label",
+    "other_option_not_allowed",
+    # Not a property of the request alone: its Idempotency-Key (or
+    # toolCallId) was used before for another request.
+    "idempotency_key_reused",
+}
+
+
+@schemathesis.hook
+def map_case(context, case):
+    if case.operation.path not in QUESTION_ROUTES or not isinstance(case.body, dict):
+        return case
+    to = case.body.get("to")
+    if isinstance(to, str) and to.strip():
+        # Deterministic, so that a seed still reproduces the run.
+        case.body["to"] = RECIPIENTS[len(to) % len(RECIPIENTS)]
+    return case
+
+
+@schemathesis.check
+def refused_only_for_rules_beyond_the_schema(ctx, response, case):
+    meta = case.meta
+    if (
+        meta is None
+        or not meta.generation.mode.is_positive
+        or case.operation.path not in QUESTION_ROUTES
+        or response.status_code != 422
+    ):
+        return None
+    error = response.json().get("error", {})
+    codes = {error.get("code")} | {item.get("code") for item in error.get("errors", [])}
+    unexpected = sorted(str(code) for code in codes - BEYOND_THE_SCHEMA)
+    if unexpected:
+        raise AssertionError(
+            f"A schema-valid request was refused with {', '.join(unexpected)}: "
+            "the OpenAPI document should have ruled it out"
+        )
+    return None
