@@ -14,25 +14,17 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
-use support::{AGENT_TOKEN, ME_KEY, Server};
+use support::{AGENT_TOKEN, ME_KEY, Server, repo_root};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 /// The recipient of the harness configuration whose page key is `ME_KEY`.
 const RECIPIENT: &str = "me";
 const BROWSER_TIMEOUT: Duration = Duration::from_mins(5);
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("..")
-        .canonicalize()
-        .expect("the repository root exists")
-}
 
 /// Runs a setup command, failing the test with its output when it fails.
 fn run_setup(what: &str, command: &mut Command) {

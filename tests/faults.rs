@@ -12,10 +12,8 @@
 mod support;
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::File;
-use std::io::{ErrorKind, Write as _};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
+use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -23,6 +21,7 @@ use std::time::{Duration, Instant};
 use rand::rngs::StdRng;
 use rand::{Rng as _, SeedableRng as _};
 use serde_json::{Value, json};
+use support::tmpfs::{Tmpfs, fill};
 use support::{AGENT_TOKEN, ME_KEY, POLL_TIMEOUT, Server, now_millis, rfc3339_millis};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 
@@ -483,69 +482,6 @@ async fn kill_9_under_load_loses_changes_and_doubles_nothing_acknowledged() {
 
 // 3 ────────────────────────────────────────────────────────────────────────
 
-/// A small tmpfs, unmounted when dropped (also when the test panics).
-struct Tmpfs {
-    dir: tempfile::TempDir,
-}
-
-impl Tmpfs {
-    fn mount(size: &str) -> Self {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let output = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir.path())
-            .output()
-            .unwrap_or_else(|error| panic!("this test needs mount(8) to mount a small tmpfs: {error}"));
-        assert!(
-            output.status.success(),
-            "this test needs root (CAP_SYS_ADMIN) to mount a {size} tmpfs as askgate's data directory, \
-             and mount failed: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-        Self { dir }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let unmounted = Command::new("umount")
-            .arg(self.dir.path())
-            .status()
-            .is_ok_and(|status| status.success());
-        if !unmounted {
-            // Still busy: detach it now, it goes once the last file closes.
-            let _ = Command::new("umount").arg("-l").arg(self.dir.path()).status();
-        }
-    }
-}
-
-/// Writes a file at `path` until the file system is full; returns its size.
-fn fill(path: &Path) -> u64 {
-    let mut file = File::create(path).expect("the filler file can be created");
-    let mut written = 0_u64;
-    // Big writes first, then ever smaller ones for the last pages.
-    for size in [64 * 1024, 4096, 512, 1] {
-        let chunk = vec![0xa5_u8; size];
-        loop {
-            match file.write(&chunk) {
-                Ok(0) => break,
-                Ok(count) => written += count as u64,
-                Err(error) if error.kind() == ErrorKind::StorageFull => break,
-                Err(error) => panic!("filling {} failed otherwise than full: {error}", path.display()),
-            }
-        }
-    }
-    assert!(
-        matches!(file.write(&[0]), Err(error) if error.kind() == ErrorKind::StorageFull),
-        "the file system is not full"
-    );
-    written
-}
-
 /// `GET /readyz`, without the harness's check that it is no 5xx.
 async fn readiness(server: &Server) -> (u16, Value) {
     call(server.http().get(server.url("/readyz")))
@@ -676,6 +612,12 @@ async fn a_full_disk_is_reported_refused_and_recovered_from_without_a_restart() 
     );
 }
 
+/// `POST /v1/questions` with a 10-minute question.
+async fn create(server: &Server) -> (u16, Value) {
+    let request = server.http().post(server.url("/v1/questions")).bearer_auth(AGENT_TOKEN);
+    call(request.json(&ask_body(600))).await.expect("askgate answers")
+}
+
 /// The database file deleted or replaced under a running askgate (a restore
 /// over it, a clean-up script): nothing more is acknowledged into a file
 /// nobody will read, `/readyz` says why, and a restart opens the file that
@@ -683,15 +625,7 @@ async fn a_full_disk_is_reported_refused_and_recovered_from_without_a_restart() 
 #[tokio::test]
 async fn a_database_file_replaced_while_running_is_refused_until_a_restart() {
     let mut server = Server::start();
-    let (status, created) = call(
-        server
-            .http()
-            .post(server.url("/v1/questions"))
-            .bearer_auth(AGENT_TOKEN)
-            .json(&ask_body(600)),
-    )
-    .await
-    .expect("askgate answers");
+    let (status, created) = create(&server).await;
     assert_eq!(status, 201, "{created}");
     assert_eq!(readiness(&server).await.0, 200);
 
@@ -723,15 +657,7 @@ async fn a_database_file_replaced_while_running_is_refused_until_a_restart() {
     server.kill();
     server.restart();
     assert_eq!(readiness(&server).await.0, 200);
-    let (status, again) = call(
-        server
-            .http()
-            .post(server.url("/v1/questions"))
-            .bearer_auth(AGENT_TOKEN)
-            .json(&ask_body(600)),
-    )
-    .await
-    .expect("askgate answers");
+    let (status, again) = create(&server).await;
     assert_eq!(status, 201, "{again}");
     assert_no_panic(&mut server, "after the file was replaced");
 }

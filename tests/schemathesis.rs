@@ -43,7 +43,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{AGENT_TOKEN, ME_KEY, OTHER_KEY, Server};
+use support::{AGENT_TOKEN, ME_KEY, OTHER_KEY, Server, repo_root};
 
 /// The pinned versions; the virtualenv is rebuilt when they change.
 const REQUIREMENTS: &str = include_str!("schemathesis/requirements.txt");
@@ -57,14 +57,6 @@ const RUN_TIMEOUT: Duration = Duration::from_mins(5);
 const INSTALL_TIMEOUT: Duration = Duration::from_mins(5);
 /// How often the person looks at the pages.
 const PERSON_INTERVAL: Duration = Duration::from_millis(50);
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("..")
-        .canonicalize()
-        .expect("the repository root exists")
-}
 
 /// `target/schemathesis-venv`, beside the build's other output.
 fn venv_dir() -> PathBuf {

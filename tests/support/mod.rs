@@ -23,6 +23,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 
 pub(crate) mod chat;
+pub(crate) mod tmpfs;
 
 /// The binary under test.
 pub(crate) const ASKGATE: &str = env!("CARGO_BIN_EXE_askgate");
@@ -43,6 +44,15 @@ const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default deadline for conditions a test polls for.
 pub(crate) const POLL_TIMEOUT: Duration = Duration::from_secs(15);
 const POLL_INTERVAL: Duration = Duration::from_millis(25);
+
+/// The repository's root directory (the suites run from `crates/askgate`).
+pub(crate) fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("..")
+        .canonicalize()
+        .expect("the repository root exists")
+}
 
 /// The configuration every harness server runs with.
 pub(crate) fn config_text(data_dir: &Path) -> String {
@@ -137,8 +147,15 @@ impl Server {
     /// channels and recipients) in the harness configuration.
     pub(crate) fn start_with(server: &str, more: &str) -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
+        let data_dir = dir.path().to_owned();
+        Self::start_in(dir, &data_dir, server, more)
+    }
+
+    /// Writes the configuration into `dir` with askgate's data in `data_dir`
+    /// and starts askgate on it.
+    fn start_in(dir: tempfile::TempDir, data_dir: &Path, server: &str, more: &str) -> Self {
         let config = dir.path().join("askgate.toml");
-        std::fs::write(&config, config_text_with(dir.path(), server) + more).expect("the configuration is written");
+        std::fs::write(&config, config_text_with(data_dir, server) + more).expect("the configuration is written");
         let http = reqwest::Client::builder()
             .no_proxy()
             // A safety net against a hung test; tests wait with their own deadlines.
@@ -640,22 +657,11 @@ impl Server {
     /// (a small file system, say) instead of beside the configuration;
     /// [`Server::data_dir`] still names the configuration's directory.
     pub(crate) fn start_with_data_dir(data_dir: &Path, server: &str, more: &str) -> Self {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let config = dir.path().join("askgate.toml");
-        std::fs::write(&config, config_text_with(data_dir, server) + more).expect("the configuration is written");
-        let http = reqwest::Client::builder()
-            .no_proxy()
-            .timeout(Duration::from_secs(90))
-            .build()
-            .expect("an HTTP client");
-        let mut server = Self {
-            process: None,
-            base: String::new(),
-            http,
-            config,
-            dir,
-        };
-        server.spawn();
-        server
+        Self::start_in(
+            tempfile::tempdir().expect("a temporary directory"),
+            data_dir,
+            server,
+            more,
+        )
     }
 }

@@ -5,15 +5,13 @@
 // Helpers panic on purpose: a panic is how a test reports a failure.
 #![allow(clippy::unwrap_used)]
 
+mod support;
+use support::{agent_one, state_in, web_recipient};
+
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
-use askgate_core::Locale;
-use askgate_core::channel::{Channel, Destination};
-use askgate_engine::{Clock, Engine, Recipient};
-use askgate_server::{AgentToken, Allowed, AppState, ConnectionLimits, Metrics, ServerSettings, WebChannel};
-use askgate_store::SqliteStore;
+use askgate_server::{ConnectionLimits, ServerSettings};
 use axum::Router;
 use axum::body::Body;
 use axum::routing::get;
@@ -42,32 +40,11 @@ struct Running {
 
 async fn start(limits: ConnectionLimits) -> Running {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(SqliteStore::open(&dir.path().join("askgate.db")).await.unwrap());
-    let channels: Vec<Arc<dyn Channel>> = vec![Arc::new(WebChannel::new("web"))];
-    let recipients = vec![Recipient {
-        name: "me".into(),
-        display_name: "Me".into(),
-        channel: "web".into(),
-        destination: Destination {
-            conversation: "me".into(),
-            thread: None,
-        },
-        answerers: vec![],
-        locale: Locale::En,
-    }];
-    let metrics = Arc::new(Metrics::new());
-    let engine = Engine::new(store, channels, recipients, Clock::system(), metrics.clone());
-    engine.start().await.unwrap();
     let settings = ServerSettings {
-        agents: vec![AgentToken {
-            name: "one".into(),
-            token: TOKEN.into(),
-            allowed: Allowed::All,
-        }],
+        agents: vec![agent_one(TOKEN)],
         ..ServerSettings::default()
     };
-    let (stop, stopping) = tokio::sync::watch::channel(false);
-    let state = AppState::new(engine, metrics, settings, stopping);
+    let (state, stop) = state_in(dir.path(), vec![web_recipient("me", "Me")], settings).await;
     let extra = Router::new()
         .route(
             "/test/sleep/{ms}",

@@ -3,17 +3,13 @@
 // Helpers panic on purpose: a panic is how a test reports a failure.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::Arc;
+mod support;
+use support::{agent_one, send_to, state_in, web_recipient};
 
-use askgate_core::Locale;
-use askgate_core::channel::{Channel, Destination};
-use askgate_engine::{Clock, Engine, Recipient};
-use askgate_server::{AgentToken, Allowed, AppState, Metrics, ServerSettings, WebChannel, WebKey, app};
-use askgate_store::SqliteStore;
+use askgate_server::{ServerSettings, WebKey, app};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use http_body_util::BodyExt as _;
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
 
@@ -28,28 +24,8 @@ struct Fixture {
 
 async fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(SqliteStore::open(&dir.path().join("askgate.db")).await.unwrap());
-    let channels: Vec<Arc<dyn Channel>> = vec![Arc::new(WebChannel::new("web"))];
-    let recipients = vec![Recipient {
-        name: "me".into(),
-        display_name: "Me".into(),
-        channel: "web".into(),
-        destination: Destination {
-            conversation: "me".into(),
-            thread: None,
-        },
-        answerers: vec![],
-        locale: Locale::En,
-    }];
-    let metrics = Arc::new(Metrics::new());
-    let engine = Engine::new(store, channels, recipients, Clock::system(), metrics.clone());
-    engine.start().await.unwrap();
     let settings = ServerSettings {
-        agents: vec![AgentToken {
-            name: "one".into(),
-            token: TOKEN.into(),
-            allowed: Allowed::All,
-        }],
+        agents: vec![agent_one(TOKEN)],
         web_keys: vec![WebKey {
             key: KEY.into(),
             recipient: "me".into(),
@@ -57,21 +33,16 @@ async fn fixture() -> Fixture {
         max_body_bytes: 4096,
         ..ServerSettings::default()
     };
-    let (stop, stopping) = tokio::sync::watch::channel(false);
+    let (state, stop) = state_in(dir.path(), vec![web_recipient("me", "Me")], settings).await;
     Fixture {
-        router: app(AppState::new(engine, metrics, settings, stopping)),
+        router: app(state),
         _dir: dir,
         _stop: stop,
     }
 }
 
 async fn send(fixture: &Fixture, request: Request<Body>) -> (StatusCode, Value) {
-    let response = fixture.router.clone().oneshot(request).await.unwrap();
-    let status = response.status();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    let value =
-        serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
-    (status, value)
+    send_to(&fixture.router, request).await
 }
 
 fn post(path: &str, token: Option<&str>, content_type: Option<&str>, body: impl Into<Body>) -> Request<Body> {

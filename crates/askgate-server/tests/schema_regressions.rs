@@ -5,19 +5,14 @@
 // Helpers panic on purpose: a panic is how a test reports a failure.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::Arc;
+mod support;
+use support::{agent_one, send_to, state_in, web_recipient};
 
-use askgate_core::Locale;
-use askgate_core::channel::{Channel, Destination};
-use askgate_engine::{Clock, Engine, Recipient};
-use askgate_server::{AgentToken, Allowed, AppState, Metrics, ServerSettings, WebChannel, app};
-use askgate_store::SqliteStore;
+use askgate_server::{ServerSettings, app};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use http_body_util::BodyExt as _;
 use serde_json::{Value, json};
-use tower::ServiceExt as _;
 
 const TOKEN: &str = "schema-test-token-0123456789abcdefghij";
 
@@ -30,32 +25,12 @@ struct Fixture {
 
 async fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(SqliteStore::open(&dir.path().join("askgate.db")).await.unwrap());
-    let channels: Vec<Arc<dyn Channel>> = vec![Arc::new(WebChannel::new("web"))];
-    let recipients = vec![Recipient {
-        name: "me".into(),
-        display_name: "Me".into(),
-        channel: "web".into(),
-        destination: Destination {
-            conversation: "me".into(),
-            thread: None,
-        },
-        answerers: vec![],
-        locale: Locale::En,
-    }];
-    let metrics = Arc::new(Metrics::new());
-    let engine = Engine::new(store, channels, recipients, Clock::system(), metrics.clone());
-    engine.start().await.unwrap();
     let settings = ServerSettings {
-        agents: vec![AgentToken {
-            name: "one".into(),
-            token: TOKEN.into(),
-            allowed: Allowed::All,
-        }],
+        agents: vec![agent_one(TOKEN)],
         ..ServerSettings::default()
     };
-    let (stop, stopping) = tokio::sync::watch::channel(false);
-    let router = app(AppState::new(engine, metrics, settings, stopping));
+    let (state, stop) = state_in(dir.path(), vec![web_recipient("me", "Me")], settings).await;
+    let router = app(state);
     let request = Request::get("/openapi.json").body(Body::empty()).unwrap();
     let (_, document) = send_to(&router, request).await;
     Fixture {
@@ -64,15 +39,6 @@ async fn fixture() -> Fixture {
         _dir: dir,
         _stop: stop,
     }
-}
-
-async fn send_to(router: &Router, request: Request<Body>) -> (StatusCode, Value) {
-    let response = router.clone().oneshot(request).await.unwrap();
-    let status = response.status();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    let value =
-        serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
-    (status, value)
 }
 
 impl Fixture {

@@ -10,15 +10,13 @@
     reason = "the measurement's figures go to the test's captured stdout (`--nocapture`)"
 )]
 
+mod support;
+use support::{agent_one, state_in, web_recipient};
+
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use askgate_core::Locale;
-use askgate_core::channel::{Channel, Destination};
-use askgate_engine::{Clock, Engine, Recipient};
-use askgate_server::{AgentToken, Allowed, AppState, Metrics, ServerSettings, WebChannel, WebKey, app};
-use askgate_store::SqliteStore;
+use askgate_server::{ServerSettings, WebKey, app};
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::http::{Request, StatusCode, header};
@@ -39,33 +37,9 @@ struct Fixture {
     _stop: tokio::sync::watch::Sender<bool>,
 }
 
-fn recipient(name: &str, display_name: &str) -> Recipient {
-    Recipient {
-        name: name.into(),
-        display_name: display_name.into(),
-        channel: "web".into(),
-        destination: Destination {
-            conversation: name.into(),
-            thread: None,
-        },
-        answerers: vec![],
-        locale: Locale::En,
-    }
-}
-
 async fn fixture_in(dir: tempfile::TempDir) -> Fixture {
-    let store = Arc::new(SqliteStore::open(&dir.path().join("askgate.db")).await.unwrap());
-    let channels: Vec<Arc<dyn Channel>> = vec![Arc::new(WebChannel::new("web"))];
-    let recipients = vec![recipient("me", "Me"), recipient("other", "Other")];
-    let metrics = Arc::new(Metrics::new());
-    let engine = Engine::new(store, channels, recipients, Clock::system(), metrics.clone());
-    engine.start().await.unwrap();
     let settings = ServerSettings {
-        agents: vec![AgentToken {
-            name: "one".into(),
-            token: TOKEN.into(),
-            allowed: Allowed::All,
-        }],
+        agents: vec![agent_one(TOKEN)],
         web_keys: vec![
             WebKey {
                 key: ME_KEY.into(),
@@ -78,9 +52,10 @@ async fn fixture_in(dir: tempfile::TempDir) -> Fixture {
         ],
         ..ServerSettings::default()
     };
-    let (stop, stopping) = tokio::sync::watch::channel(false);
+    let recipients = vec![web_recipient("me", "Me"), web_recipient("other", "Other")];
+    let (state, stop) = state_in(dir.path(), recipients, settings).await;
     Fixture {
-        router: app(AppState::new(engine, metrics, settings, stopping)),
+        router: app(state),
         _dir: dir,
         _stop: stop,
     }

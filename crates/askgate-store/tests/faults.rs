@@ -3,63 +3,17 @@
 //! and once the cause is gone writes and readiness come back without a
 //! restart. Nothing stored before is lost.
 //!
-//! The full disk is a real one: a small tmpfs, mounted by the test. That
-//! needs root (or `CAP_SYS_ADMIN`), as CI and this project's machines have;
-//! elsewhere the test fails saying so.
+//! The full disk is a real one: a small tmpfs, mounted by the test
+//! (`tests/support/tmpfs.rs`, shared with the end-to-end fault suite).
 
 mod support;
-
-use std::path::{Path, PathBuf};
-use std::process::Command;
+#[path = "../../../tests/support/tmpfs.rs"]
+mod tmpfs;
 
 use askgate_core::channel::{Delivery, MessageRef};
 use askgate_store::{QuestionStatus, SqliteStore, Store, StoreError};
 use support::*;
-
-/// A tmpfs of `size` mounted on a fresh directory, unmounted when dropped.
-struct SmallDisk {
-    dir: tempfile::TempDir,
-}
-
-impl SmallDisk {
-    fn mount(size: &str) -> Self {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let output = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir.path())
-            .output()
-            .expect("the mount command runs");
-        assert!(
-            output.status.success(),
-            "this test mounts a small tmpfs to fill a real disk, which needs root or CAP_SYS_ADMIN: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        Self { dir }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-impl Drop for SmallDisk {
-    fn drop(&mut self) {
-        // Lazy: a store dropped without `close` may still hold its files for
-        // a moment; the mount is detached now and freed once they close.
-        let _ = Command::new("umount").arg("-l").arg(self.dir.path()).status();
-    }
-}
-
-/// Writes a file of zeros until the disk is full; returns its path.
-fn fill(dir: &Path) -> PathBuf {
-    use std::io::Write as _;
-    let path = dir.join("filler");
-    let mut file = std::fs::File::create(&path).expect("the filler file");
-    let block = vec![0_u8; 4096];
-    while file.write_all(&block).is_ok() {}
-    let _ = file.sync_all();
-    path
-}
+use tmpfs::{Tmpfs, fill};
 
 fn many_messages(count: usize) -> Delivery {
     Delivery::new(
@@ -74,14 +28,15 @@ fn many_messages(count: usize) -> Delivery {
 
 #[tokio::test]
 async fn a_full_disk_fails_writes_until_space_is_back_and_loses_nothing() {
-    let disk = SmallDisk::mount("4m");
+    let disk = Tmpfs::mount("4m");
     let path = disk.path().join("askgate.db");
     let store = SqliteStore::open(&path).await.expect("the store opens");
     let kept = question("01HZX0000000000000000000F1", 1_000);
     store.insert(&kept).await.unwrap();
     store.ping().await.expect("ready before the disk fills");
 
-    let filler = fill(disk.path());
+    let filler = disk.path().join("filler");
+    fill(&filler);
     // Writes that need new pages now fail; a large delivery certainly does.
     let other = question("01HZX0000000000000000000F2", 2_000);
     let mut failed = None;

@@ -1,0 +1,71 @@
+//! What the server's test files share: askgate's state over the real engine
+//! and a SQLite store in a temporary directory, with web recipients, and a
+//! request sent to a router in-process.
+// Each test file uses part of it.
+#![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
+
+use std::path::Path;
+use std::sync::Arc;
+
+use askgate_core::Locale;
+use askgate_core::channel::{Channel, Destination};
+use askgate_engine::{Clock, Engine, Recipient};
+use askgate_server::{AgentToken, Allowed, AppState, Metrics, ServerSettings, WebChannel};
+use askgate_store::SqliteStore;
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt as _;
+use serde_json::Value;
+use tower::ServiceExt as _;
+
+/// A recipient on the web channel whose conversation is its name.
+pub(crate) fn web_recipient(name: &str, display_name: &str) -> Recipient {
+    Recipient {
+        name: name.into(),
+        display_name: display_name.into(),
+        channel: "web".into(),
+        destination: Destination {
+            conversation: name.into(),
+            thread: None,
+        },
+        answerers: vec![],
+        locale: Locale::En,
+    }
+}
+
+/// Agent `one`, with `token`, allowed to ask everyone.
+pub(crate) fn agent_one(token: &str) -> AgentToken {
+    AgentToken {
+        name: "one".into(),
+        token: token.into(),
+        allowed: Allowed::All,
+    }
+}
+
+/// The state of a started engine over a store in `dir` with the web channel
+/// and `recipients`; shutdown is signalled by the returned sender (keep it).
+pub(crate) async fn state_in(
+    dir: &Path,
+    recipients: Vec<Recipient>,
+    settings: ServerSettings,
+) -> (AppState, tokio::sync::watch::Sender<bool>) {
+    let store = Arc::new(SqliteStore::open(&dir.join("askgate.db")).await.unwrap());
+    let channels: Vec<Arc<dyn Channel>> = vec![Arc::new(WebChannel::new("web"))];
+    let metrics = Arc::new(Metrics::new());
+    let engine = Engine::new(store, channels, recipients, Clock::system(), metrics.clone());
+    engine.start().await.unwrap();
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    (AppState::new(engine, metrics, settings, stopping), stop)
+}
+
+/// Sends `request` to `router` and reads the status and the body (JSON, or
+/// the text as a JSON string).
+pub(crate) async fn send_to(router: &Router, request: Request<Body>) -> (StatusCode, Value) {
+    let response = router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let value =
+        serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
+    (status, value)
+}
