@@ -79,6 +79,20 @@ fn validate_reads_standard_input() {
 }
 
 #[test]
+fn validate_takes_a_v1_body_and_says_which_fields_it_set_aside() {
+    let body = r#"{"to":"me","sessionId":"s1","questions":[{"id":"a","header":"A","question":"Q?","options":[{"label":"x"},{"label":"y"}]}]}"#;
+    let output = askgate(&["prompt", "validate", "-"], Some(body));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(json_out(&output)["questions"][0]["id"], json!("a"));
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(
+        stderr.contains("set aside to, sessionId: /v1 envelope fields"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn validate_reports_every_problem_and_exits_1() {
     let prompt =
         r#"{"questions":[{"id":"Bad","header":"","question":"Q?","options":[{"label":"Other"}]}],"timeout":5}"#;

@@ -35,124 +35,35 @@
 
 mod support;
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::venv::{Venv, read_back};
 use support::{AGENT_TOKEN, ME_KEY, OTHER_KEY, Server, repo_root};
 
-/// The pinned versions; the virtualenv is rebuilt when they change.
-const REQUIREMENTS: &str = include_str!("schemathesis/requirements.txt");
 /// Hypothesis's seed: the same seed and versions generate the same requests.
 const SEED: u64 = 20_261_203;
 /// Test cases per operation and phase.
 const MAX_EXAMPLES: u32 = 40;
 /// The whole schemathesis run, on 2 busy cores; it takes under a minute.
 const RUN_TIMEOUT: Duration = Duration::from_mins(5);
-/// Installing schemathesis from the Python Package Index.
-const INSTALL_TIMEOUT: Duration = Duration::from_mins(5);
 /// How often the person looks at the pages.
 const PERSON_INTERVAL: Duration = Duration::from_millis(50);
 
-/// `target/schemathesis-venv`, beside the build's other output.
-fn venv_dir() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .expect("CARGO_TARGET_TMPDIR is target/tmp")
-        .join("schemathesis-venv")
-}
-
-/// Runs a setup command within `INSTALL_TIMEOUT`; on failure, `missing` says
-/// what is missing and how to provide it, followed by the command's output.
-fn run_setup(what: &str, missing: &str, command: &mut Command) {
-    println!("schemathesis test setup: {what}");
-    let log = tempfile::tempfile().expect("a temporary file");
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().expect("the file handle clones"))
-        .stderr(log.try_clone().expect("the file handle clones"))
-        .spawn()
-        .unwrap_or_else(|error| panic!("schemathesis test setup: could not run {what} ({error}). {missing}"));
-    let deadline = Instant::now() + INSTALL_TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("the child can be waited for") {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let output = read_back(log);
-    match status {
-        Some(status) if status.success() => {}
-        Some(status) => panic!("schemathesis test setup: {what} failed ({status}). {missing}\n{output}"),
-        None => {
-            panic!("schemathesis test setup: {what} did not finish within {INSTALL_TIMEOUT:?}. {missing}\n{output}")
-        }
-    }
-}
-
-fn read_back(mut file: File) -> String {
-    use std::io::{Read as _, Seek as _};
-    let mut text = String::new();
-    file.rewind().expect("the file rewinds");
-    // Output that is not UTF-8 is still worth showing.
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).expect("the file can be read");
-    text.push_str(&String::from_utf8_lossy(&bytes));
-    text
-}
-
-/// The `st` of a virtualenv holding the pinned versions: the one already
-/// there, or a new one. A lock file keeps two test runs sharing the target
-/// directory from building it at once.
+/// The `st` of `target/schemathesis-venv`, holding the pinned versions of
+/// `tests/schemathesis/requirements.txt` (schemathesis 4 needs Python 3.11).
 fn ensure_schemathesis() -> PathBuf {
-    let venv = venv_dir();
-    let lock = File::create(venv.with_extension("lock")).expect("the lock file can be created");
-    lock.lock().expect("the lock file can be locked");
-    let stamp = venv.join("askgate-requirements.txt");
-    let st = venv.join("bin").join("st");
-    if st.exists() && std::fs::read_to_string(&stamp).is_ok_and(|pinned| pinned == REQUIREMENTS) {
-        return st;
-    }
-    if venv.exists() {
-        std::fs::remove_dir_all(&venv).expect("the outdated virtualenv can be removed");
-    }
-    let python_missing = "The schemathesis test needs Python 3.11 or later as `python3`, with its venv module \
-                          (Debian: `sudo apt-get install -y python3 python3-venv`).";
-    run_setup(
-        "python3 (3.11 or later, as schemathesis 4 needs)",
-        python_missing,
-        Command::new("python3").args(["-c", "import sys; sys.exit(sys.version_info < (3, 11))"]),
-    );
-    run_setup(
-        "python3 -m venv target/schemathesis-venv",
-        python_missing,
-        Command::new("python3").arg("-m").arg("venv").arg(&venv),
-    );
-    let requirements = repo_root().join("tests").join("schemathesis").join("requirements.txt");
-    run_setup(
-        "pip install -r tests/schemathesis/requirements.txt",
-        "pip could not install schemathesis into the virtualenv: it needs access to PyPI \
-         (or an index or wheel directory given in PIP_INDEX_URL or PIP_FIND_LINKS).",
-        Command::new(venv.join("bin").join("python"))
-            .args(["-m", "pip", "install", "--disable-pip-version-check", "--quiet", "-r"])
-            .arg(&requirements),
-    );
-    assert!(
-        st.exists(),
-        "pip installed schemathesis, but {} is missing",
-        st.display()
-    );
-    std::fs::write(&stamp, REQUIREMENTS).expect("the virtualenv's stamp is written");
-    st
+    Venv::new(
+        "schemathesis",
+        "schemathesis-venv",
+        "tests/schemathesis/requirements.txt",
+        (3, 11),
+    )
+    .ensure("st")
 }
 
 /// What the person did while schemathesis ran.

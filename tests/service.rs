@@ -75,9 +75,16 @@ fn question_id_header(response: &reqwest::Response) -> String {
 
 /// Reads the rest of a `POST /v1/ask` body (within `PROMPTLY`).
 async fn finish_ask(response: reqwest::Response) -> Reply {
-    tokio::time::timeout(PROMPTLY, Reply::read(response))
+    let reply = tokio::time::timeout(PROMPTLY, Reply::read(response))
         .await
-        .expect("the waiting POST /v1/ask returns promptly")
+        .expect("the waiting POST /v1/ask returns promptly");
+    // A terminal or a line-reading client shows the result on its own line.
+    assert!(
+        reply.text.ends_with('\n'),
+        "the body ends with a newline: {:?}",
+        reply.text
+    );
+    reply
 }
 
 fn sorted(ids: &Value) -> Vec<String> {
@@ -1105,4 +1112,67 @@ async fn the_ask_command_prints_the_tool_result() {
         printed,
         json!({"status": "answered", "answers": {"answers": {"deploy_target": ["Staging (Recommended)"]}}})
     );
+    // stderr says what it did: whom it asked and the question's id.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!("asked me (question {id})")),
+        "askgate ask says what it is doing on stderr: {stderr}"
+    );
+}
+
+/// Every start prints each web page's link in full (the admin's own
+/// terminal); a start that cannot listen creates nothing.
+#[tokio::test]
+async fn a_start_prints_the_page_link_in_full_and_a_failed_start_creates_nothing() {
+    use std::io::BufRead as _;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let data_dir = dir.path().join("data");
+    let config = dir.path().join("askgate.toml");
+    std::fs::write(&config, support::config_text(&data_dir)).expect("written");
+    let mut first = std::process::Command::new(ASKGATE)
+        .arg("serve")
+        .arg("--config")
+        .arg(&config)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("askgate starts");
+    let stdout = first.stdout.take().expect("piped stdout");
+    let lines: Vec<String> = std::io::BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .take_while(|line| !line.starts_with("web page for \"other\""))
+        .collect();
+    let _ = first.kill();
+    let _ = first.wait();
+    let base = lines[0]
+        .strip_prefix("askgate listening on ")
+        .expect("the first line says where");
+    assert!(
+        lines
+            .iter()
+            .any(|line| line == &format!("web page for \"me\": {base}/web/{ME_KEY}")),
+        "{lines:#?}"
+    );
+
+    // Another askgate on a port that is taken: refused, and nothing created.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = taken.local_addr().expect("its address").port();
+    let fresh = dir.path().join("fresh");
+    let text = support::config_text(&fresh).replace("127.0.0.1:0", &format!("127.0.0.1:{port}"));
+    let busy = dir.path().join("busy.toml");
+    std::fs::write(&busy, text).expect("written");
+    let output = std::process::Command::new(ASKGATE)
+        .arg("serve")
+        .arg("--config")
+        .arg(&busy)
+        .output()
+        .expect("askgate runs");
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains(&format!("listening on 127.0.0.1:{port}")),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(!fresh.exists(), "a failed start creates no data directory");
 }

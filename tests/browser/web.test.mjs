@@ -226,6 +226,9 @@ async function singleTap(page) {
   const id = await ask({ questions: [DEPLOY], timeoutSeconds: 900 });
   const c = card(page, id);
   await visible(c, 'the new question (delivered live, without a reload)');
+  // Worded as the text prompt words it: "15 min" right after asking.
+  const timeLeft = await c.locator('[data-testid="time-left"]').textContent();
+  assert.match(timeLeft, /^Reply within 15 min · until /, `time left is shown: "${timeLeft}"`);
   await assertNoReload(page);
 
   // Agent text is shown as text: the markup in it stays literal.
@@ -236,8 +239,6 @@ async function singleTap(page) {
   assert.deepEqual(labels, ['Staging (Recommended)', 'Production', 'Canary']);
   const descriptions = await c.locator('[data-testid="option-description"]').allTextContents();
   assert.deepEqual(descriptions, ['safe, resets <i>nightly</i>', 'live traffic']);
-  const timeLeft = await c.locator('[data-testid="time-left"]').textContent();
-  assert.match(timeLeft, /^Reply within 1[45] min/, `time left is shown: "${timeLeft}"`);
   assert.equal(await c.locator('[data-testid="step-bar"]').count(), 0, 'one question needs no step bar');
   assert.equal(await page.locator('[data-testid="empty"]').isVisible(), false, 'the empty note is gone');
   await assertPhoneLayout(page, c, 'the single-choice card');
@@ -254,6 +255,7 @@ async function singleTap(page) {
   const summary = await done.locator('[data-testid="summary"]').textContent();
   assert.match(summary, /Production/, `the summary names the answer: "${summary}"`);
   assert.equal(await done.getAttribute('data-status'), 'answered');
+  assert.equal(await done.locator('[data-testid="status"]').textContent(), 'Answered');
   await assertNoReload(page);
 }
 
@@ -366,8 +368,9 @@ async function endedElsewhere(page) {
   await visible(done, 'the summary of the question cancelled by the agent');
   await gone(c, 'the cancelled question');
   assert.equal(await done.getAttribute('data-status'), 'cancelled');
-  const summary = await done.locator('[data-testid="summary"]').textContent();
-  assert.ok(summary.trim() !== '', 'the cancelled question has a summary');
+  // Its badge, as an answered or skipped card has; "Cancelled" is all there is to say.
+  assert.equal(await done.locator('[data-testid="status"]').textContent(), 'Cancelled');
+  assert.equal(await done.locator('[data-testid="summary"]').count(), 0, 'the badge is not said twice');
 
   // More ended questions than Recent shows: the newest stay, as many as the state lists.
   const state = await (await fetch(`${LINK}/api/state`)).json();
@@ -427,20 +430,37 @@ async function refusedAnswer(page) {
 
 // askgate goes away for a while (its connections cut, new ones refused) and
 // comes back: the page reconnects, reads the whole state, and shows what
-// changed meanwhile.
+// changed meanwhile; a tap while askgate was away said it could not reach
+// askgate, and that goes once the page is live again.
 async function reconnect(page, link, reads) {
   const before = reads();
-  const ended = await ask({ questions: [DEPLOY] });
-  await visible(card(page, ended), 'the question that will end while askgate is away');
+  const ending = await ask({ questions: [DEPLOY] });
+  await visible(card(page, ending), 'the question that will end while askgate is away');
+  const kept = await ask({ questions: [DEPLOY] });
+  await visible(card(page, kept), 'the question tapped while askgate is away');
   link.down();
   await page.locator('[data-testid="connection"][data-state="reconnecting"]').waitFor({ timeout: WAIT_MS });
+  await option(card(page, kept), 'Canary').click();
+  const unreachable = card(page, kept).locator('[data-testid="card-error"]');
+  await visible(unreachable, 'the "could not reach askgate" error');
+  assert.match(await unreachable.textContent(), /^Could not reach askgate\./);
   const asked = await ask({ questions: [DEPLOY] });
-  assert.equal((await api('POST', `/v1/questions/${ended}/cancel`)).status, 200);
+  assert.equal((await api('POST', `/v1/questions/${ending}/cancel`)).status, 200);
   link.up();
   await page.locator('[data-testid="connection"][data-state="live"]').waitFor({ timeout: WAIT_MS });
+  try {
+    await unreachable.waitFor({ state: 'hidden', timeout: WAIT_MS });
+  } catch (error) {
+    throw new Error(`"could not reach askgate" stayed after the page was live again: ${error.message.split('\n')[0]}`);
+  }
+  await option(card(page, kept), 'Canary').click();
+  assert.deepEqual((await ended(kept)).result, {
+    status: 'answered',
+    answers: { answers: { deploy_target: ['Canary'] } },
+  });
   await visible(card(page, asked), 'the question asked while askgate was away');
-  await visible(recentCard(page, ended), 'the summary of the question that ended while askgate was away');
-  await gone(card(page, ended), 'the question that ended while askgate was away');
+  await visible(recentCard(page, ending), 'the summary of the question that ended while askgate was away');
+  await gone(card(page, ending), 'the question that ended while askgate was away');
   assert.ok(reads() > before, 'the page read the state after it reconnected');
   await assertNoReload(page);
   assert.equal((await api('POST', `/v1/questions/${asked}/cancel`)).status, 200);
@@ -491,10 +511,29 @@ async function main() {
       if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
     });
 
-    // A wrong key opens nothing.
+    // A wrong key opens nothing: JSON for an API client, a small page in a browser.
     for (const wrong of [`${LINK}x`, `${LINK}x/api/state`]) {
-      const status = (await fetch(wrong)).status;
-      assert.equal(status, 404, `GET ${wrong} (a wrong key) should answer 404, got ${status}`);
+      const answer = await fetch(wrong);
+      assert.equal(answer.status, 404, `GET ${wrong} (a wrong key) should answer 404, got ${answer.status}`);
+      const type = answer.headers.get('content-type') || '';
+      assert.ok(type.startsWith('application/json'), `GET ${wrong} without Accept: text/html is JSON, not ${type}`);
+    }
+    {
+      const lost = await context.newPage();
+      const problems = [];
+      lost.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+      lost.on('requestfailed', (request) => problems.push(`failed: ${request.url()}`));
+      const answer = await lost.goto(`${LINK}x`, { waitUntil: 'load' });
+      assert.equal(answer && answer.status(), 404, 'a wrong key in a browser answers 404');
+      const type = (answer && answer.headers()['content-type']) || '';
+      assert.ok(type.startsWith('text/html'), `a wrong key in a browser gets a page, not ${type}`);
+      const said = await lost.locator('[data-testid="notice"]').textContent();
+      assert.equal(said, 'This link does not work. Ask for a new one.');
+      const styled = await lost.evaluate(() => getComputedStyle(document.querySelector('.notice')).borderRadius);
+      assert.notEqual(styled, '0px', "the page has the page's style");
+      assert.deepEqual(problems, [], 'the wrong-key page loads cleanly');
+      await lost.close();
+      console.log('ok - a wrong key gets JSON for API clients and a small page in a browser');
     }
 
     const response = await page.goto(proxied, { waitUntil: 'load' });

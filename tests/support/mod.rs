@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 
 pub(crate) mod chat;
 pub(crate) mod tmpfs;
+pub(crate) mod venv;
 
 /// The binary under test.
 pub(crate) const ASKGATE: &str = env!("CARGO_BIN_EXE_askgate");

@@ -50,6 +50,51 @@ impl fmt::Display for Problem {
     }
 }
 
+impl Problem {
+    /// What a failed credentials check (`check-config`, start-up) says at
+    /// `key`: "could not reach" the platform when the call did not get
+    /// through (a network failure, a 5xx, a rate limit), "refused it" when
+    /// the platform answered no. `call` names the request (`getMe`);
+    /// `fix_token` says how to get a good token.
+    pub fn from_check(
+        key: String,
+        platform: &str,
+        call: &str,
+        error: &askgate_core::channel::ChannelError,
+        fix_token: &str,
+    ) -> Self {
+        Self::from_check_detail(key, platform, call, error.is_retryable(), &error.to_string(), fix_token)
+    }
+
+    /// [`Problem::from_check`] with the platform's own words for the
+    /// failure (`invalid_auth`); `unreachable` when the call did not get
+    /// through.
+    pub fn from_check_detail(
+        key: String,
+        platform: &str,
+        call: &str,
+        unreachable: bool,
+        detail: &str,
+        fix_token: &str,
+    ) -> Self {
+        if unreachable {
+            Self {
+                key,
+                what: format!("could not reach {platform} ({call}): {detail}."),
+                fix: format!(
+                    "check that this machine reaches {platform} (network, proxy, firewall, DNS), then try again."
+                ),
+            }
+        } else {
+            Self {
+                key,
+                what: format!("{platform} refused it ({call}): {detail}."),
+                fix: fix_token.to_owned(),
+            }
+        }
+    }
+}
+
 /// Every problem found.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct Problems(pub Vec<Problem>);
@@ -107,6 +152,12 @@ impl<'e> ConfigCheck<'e> {
     /// A value with a whole-value `${NAME}` reference replaced from the
     /// environment; `None` (and a problem) when the variable is not set.
     pub fn value(&mut self, key: &str, value: &str) -> Option<String> {
+        self.env_value(key, value, "or remove the key to use the default.")
+    }
+
+    /// [`ConfigCheck::value`], with `otherwise` ending the fix when the
+    /// variable is not set (what else the admin can do).
+    fn env_value(&mut self, key: &str, value: &str, otherwise: &str) -> Option<String> {
         let Some(name) = value.strip_prefix("${").and_then(|rest| rest.strip_suffix('}')) else {
             return Some(value.to_owned());
         };
@@ -115,7 +166,7 @@ impl<'e> ConfigCheck<'e> {
             self.problem(
                 key,
                 format!("the environment variable {name} is not set."),
-                format!("export {name}=… before starting askgate, or remove the key to use the default."),
+                format!("export {name}=… before starting askgate, {otherwise}"),
             );
         }
         found
@@ -148,7 +199,9 @@ impl<'e> ConfigCheck<'e> {
             self.problem(key, what, fix);
             return None;
         };
-        self.value(key, value).map(Secret::new)
+        // Required: there is no default to fall back on.
+        let otherwise = format!("with the token in it ({fix})");
+        self.env_value(key, value, &otherwise).map(Secret::new)
     }
 
     /// One of `choices` (the first is the default when `value` is absent);
@@ -316,5 +369,50 @@ mod tests {
         assert_eq!(keys, ["channels.x.colour", "channels.x.other", "channels.y"]);
         assert!(check.secret("k", Some("short")).is_none());
         assert!(!format!("{:?}", Secret::new("hidden".into())).contains("hidden"));
+    }
+
+    #[test]
+    fn a_required_token_never_advises_removing_its_key() {
+        let env = |_: &str| None;
+        let mut check = ConfigCheck::new(&env);
+        let fix = "create a bot with BotFather";
+        assert!(
+            check
+                .platform_secret("channels.tg.token", Some("${TG_TOKEN}"), "", fix)
+                .is_none()
+        );
+        assert!(check.value("server.public_url", "${URL}").is_none());
+        let [token, optional] = check.problems() else {
+            panic!("two problems: {:?}", check.problems())
+        };
+        assert!(!token.fix.contains("remove the key"), "{token}");
+        assert!(
+            token.fix.contains("export TG_TOKEN=") && token.fix.contains(fix),
+            "{token}"
+        );
+        assert!(optional.fix.contains("remove the key to use the default"), "{optional}");
+    }
+
+    #[test]
+    fn a_check_that_did_not_get_through_says_could_not_reach() {
+        use askgate_core::channel::ChannelError;
+        let down = ChannelError::Unavailable {
+            reason: "connection refused".into(),
+        };
+        let problem = Problem::from_check("channels.tg.token".into(), "Telegram", "getMe", &down, "fix the token");
+        assert!(
+            problem.what.starts_with("could not reach Telegram (getMe)"),
+            "{problem}"
+        );
+        assert!(problem.fix.contains("reaches Telegram"), "{problem}");
+        let refused = Problem::from_check(
+            "channels.tg.token".into(),
+            "Telegram",
+            "getMe",
+            &ChannelError::Unauthorized,
+            "fix the token",
+        );
+        assert!(refused.what.starts_with("Telegram refused it (getMe)"), "{refused}");
+        assert_eq!(refused.fix, "fix the token");
     }
 }

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use crate::answer::{AnswerItem, Answers};
 use crate::form::FormValue;
-use crate::request::{AskRequest, Question};
+use crate::request::{AskRequest, MAX_QUESTION_CHARS, Question};
 use crate::text::{fold_width, normalize};
 
 /// Replies that skip the whole prompt, after normalization.
@@ -22,7 +22,7 @@ const RECOMMENDED_SUFFIX: &str = "(recommended)";
 /// How far into a line a key's separator may stand: a key is a number, an id
 /// (at most 64 characters) or a header (at most 12), so a separator further
 /// in belongs to the answer.
-const MAX_KEY_BYTES: usize = 4 * 64 + 8;
+const MAX_KEY_BYTES: usize = 4 * MAX_QUESTION_CHARS + 8;
 
 /// How many parts of a multi-select reply a label may span (`Red, green`).
 const MAX_PARTS_PER_LABEL: usize = 8;
@@ -63,6 +63,9 @@ struct QuestionKeys {
     bare_labels: Vec<String>,
     /// Normalized header, as a line key.
     header: String,
+    /// The question's normalized text, without a trailing `?`, as a line key
+    /// (`Which region?: EU`).
+    question: String,
     /// Whether some label contains a separator, so that parts must be rejoined.
     label_has_separator: bool,
 }
@@ -84,6 +87,7 @@ impl<'r> ReplyReader<'r> {
                     labels,
                     bare_labels,
                     header: normalize(&question.header),
+                    question: without_question_mark(&normalize(&question.question)).to_owned(),
                     label_has_separator,
                 }
             })
@@ -207,9 +211,26 @@ impl<'r> ReplyReader<'r> {
     /// Several questions: one answer a line, keyed or filling in order.
     /// Unkeyed lines beyond the last open question are dropped: there is
     /// nothing left for them to answer, and the prompt resolves.
+    ///
+    /// A blank line between two answers holds its question's place (`2`,
+    /// blank, `Team` to three questions answers the first and the third),
+    /// unless the reply has more lines than open questions: then blank lines
+    /// are only spacing (`1`, blank, `2` to two questions answers both).
+    /// Blank lines before the first and after the last line never count.
     fn read_lines(&self, reply: &str, answers: &mut Answers, took: &mut BTreeSet<usize>) {
-        let mut unkeyed = Vec::new();
-        for line in reply.lines().map(str::trim).filter(|line| !line.is_empty()) {
+        let lines: Vec<&str> = reply.lines().map(str::trim).collect();
+        let first = lines.iter().position(|line| !line.is_empty()).unwrap_or(lines.len());
+        let last = lines
+            .iter()
+            .rposition(|line| !line.is_empty())
+            .map_or(first, |last| last + 1);
+        // `None`: a blank line.
+        let mut unkeyed: Vec<Option<&str>> = Vec::new();
+        for &line in &lines[first..last] {
+            if line.is_empty() {
+                unkeyed.push(None);
+                continue;
+            }
             let keyed = self
                 .keyed_segments(line)
                 .or_else(|| self.keyed(line).map(|keyed| vec![keyed]));
@@ -224,22 +245,40 @@ impl<'r> ReplyReader<'r> {
                         took.insert(question);
                     }
                 }
-                None => unkeyed.push(line),
+                None => unkeyed.push(Some(line)),
             }
         }
+        let open = self
+            .request
+            .questions
+            .iter()
+            .filter(|question| answers.get(&question.id).is_none())
+            .count();
+        if unkeyed.len() > open {
+            unkeyed.retain(Option::is_some);
+        }
+        let mut held = BTreeSet::new();
         for line in unkeyed {
             let open = self
                 .request
                 .questions
                 .iter()
-                .position(|question| answers.get(&question.id).is_none());
+                .enumerate()
+                .position(|(index, question)| answers.get(&question.id).is_none() && !held.contains(&index));
             let Some(question) = open else { break };
-            answers.set(
-                self.request,
-                &self.request.questions[question].id,
-                self.value(question, line),
-            );
-            took.insert(question);
+            match line {
+                Some(line) => {
+                    answers.set(
+                        self.request,
+                        &self.request.questions[question].id,
+                        self.value(question, line),
+                    );
+                    took.insert(question);
+                }
+                None => {
+                    held.insert(question);
+                }
+            }
         }
     }
 
@@ -257,16 +296,23 @@ impl<'r> ReplyReader<'r> {
         segments.into_iter().map(|segment| self.keyed(segment)).collect()
     }
 
-    /// A line that starts with a question's number, id or header and a
-    /// separator (`:` `=` `)`, full-width too), then a non-empty answer.
+    /// A line that starts with a question's number, id, header or text and a
+    /// separator (`:` `=` `)`, full-width too, or a dash between spaces,
+    /// `q1 - first`), then a non-empty answer. A label with a dash in it
+    /// (`Canary - 5%`) is no key: only what names a question is.
     fn keyed<'t>(&self, line: &'t str) -> Option<(usize, &'t str)> {
         for (at, c) in line.char_indices().take_while(|&(at, _)| at <= MAX_KEY_BYTES) {
             let separator = fold_width(c);
-            if !matches!(separator, ':' | '=' | ')') {
-                continue;
-            }
+            let width = match separator {
+                ':' | '=' | ')' => c.len_utf8(),
+                ' ' => match dash_after_space(&line[at..]) {
+                    Some(width) => width,
+                    None => continue,
+                },
+                _ => continue,
+            };
             let key = &line[..at];
-            let rest = &line[at + c.len_utf8()..];
+            let rest = &line[at + width..];
             if rest.trim().is_empty() || (separator == ':' && is_clock_time(key, rest)) {
                 continue;
             }
@@ -291,7 +337,9 @@ impl<'r> ReplyReader<'r> {
             .questions
             .iter()
             .zip(&self.keys)
-            .position(|(question, keys)| key == question.id || key == keys.header)
+            .position(|(question, keys)| {
+                key == question.id || key == keys.header || without_question_mark(&key) == keys.question
+            })
     }
 
     /// One question's answer, read from `text` (non-empty).
@@ -485,6 +533,21 @@ fn strong_parts(text: &str) -> Vec<(usize, usize)> {
     }
     push(start, text.len());
     parts
+}
+
+/// The length of ` - ` (or an en or em dash between spaces) at the start
+/// of `text`, the dash separator of a keyed line.
+fn dash_after_space(text: &str) -> Option<usize> {
+    let mut chars = text.char_indices();
+    let (_, space) = chars.next()?;
+    let (_, dash) = chars.next()?;
+    let (at, after) = chars.next()?;
+    (space == ' ' && matches!(dash, '-' | '–' | '—') && after == ' ').then(|| at + after.len_utf8())
+}
+
+/// A normalized question text without its trailing question mark.
+fn without_question_mark(text: &str) -> &str {
+    text.strip_suffix(['?', '？']).map_or(text, str::trim_end)
 }
 
 /// `14:30` or `9:05am` is a time of day, not key `14` and answer `30`.

@@ -261,6 +261,87 @@ fn several_questions_keyed_by_number_id_or_header() {
 }
 
 #[test]
+fn a_dash_between_spaces_is_a_key_separator_but_a_label_with_a_dash_is_no_key() {
+    assert_eq!(
+        after(&three(), &["deploy - canary\n2 - nobody\nWhen – tonight"]),
+        ["#3", "#3", "#2"]
+    );
+    // An em dash too, and the answer itself may contain a dash.
+    assert_eq!(
+        after(&three(), &["3 — not before 6 - 7 pm"]),
+        ["-", "-", "not before 6 - 7 pm"]
+    );
+    // Without a key before it, a dash is part of the answer: a label with a
+    // dash in it is read as the label, in its question's place.
+    let dashed = request(&json!([
+        {"id": "rollout", "header": "Rollout", "question": "How far?", "options": [{"label": "Canary - 5%"}, {"label": "Everyone"}]},
+        {"id": "when", "header": "When", "question": "When?", "options": [{"label": "Now"}, {"label": "Tonight"}]},
+    ]));
+    assert_eq!(after(&dashed, &["Canary - 5%\nnow"]), ["#1", "#1"]);
+    // A dash needs spaces on both sides to separate.
+    assert_eq!(after(&three(), &["2-1"]), ["2-1", "-", "-"]);
+}
+
+#[test]
+fn a_blank_line_between_answers_holds_its_question_s_place() {
+    assert_eq!(after(&three(), &["2\n\nNow"]), ["#2", "-", "#1"]);
+    assert_eq!(
+        after(&three(), &["\n2\n\nNow\n\n"]),
+        ["#2", "-", "#1"],
+        "blank lines at the ends never count"
+    );
+    assert_eq!(
+        after(&three(), &["\n\nNobody"]),
+        ["Nobody", "-", "-"],
+        "nor before the first answer"
+    );
+    // The missing question is still needed, and the next reply answers it.
+    let asked = three();
+    match ReplyReader::new(&asked).read(&Answers::new(), "2\n\nNow") {
+        ReplyOutcome::Partial { missing, .. } => assert_eq!(missing, ["notify"]),
+        other => panic!("expected a partial answer, got {other:?}"),
+    }
+    assert_eq!(after(&three(), &["2\n\nNow", "On-call"]), ["#2", "#2", "#1"]);
+    // More lines than open questions: the blank lines are only spacing.
+    assert_eq!(after(&three(), &["Canary\n\nOn-call\n\nnow"]), ["#3", "#2", "#1"]);
+    let two = request(&json!([
+        {"id": "deploy", "header": "Deploy", "question": "Where?", "options": [{"label": "Staging"}, {"label": "Production"}]},
+        {"id": "when", "header": "When", "question": "When?", "options": [{"label": "Now"}, {"label": "Tonight"}]},
+    ]));
+    assert_eq!(after(&two, &["1\n\n2"]), ["#1", "#2"]);
+}
+
+#[test]
+fn a_question_s_full_text_is_a_key() {
+    let regions = request(&json!([
+        {"id": "region", "header": "Region", "question": "Which region?", "options": [{"label": "EU"}, {"label": "US"}]},
+        {"id": "size", "header": "Size", "question": "How big: small or large?", "options": [{"label": "Small"}, {"label": "Large"}]},
+    ]));
+    // The key's own separator may appear inside the question's text.
+    assert_eq!(
+        after(&regions, &["how big: small or large?: large\nWhich region?: US"]),
+        ["#2", "#2"]
+    );
+    assert_eq!(
+        after(&regions, &["which region: EU"]),
+        ["#1", "-"],
+        "the question mark is optional"
+    );
+    // A question whose text is also another question's option: the line is
+    // keyed to the question it names.
+    let overlapping = request(&json!([
+        {"id": "target", "header": "Target", "question": "Where?", "options": [{"label": "Production"}, {"label": "Staging"}]},
+        {"id": "region", "header": "Zone", "question": "Production", "options": [{"label": "EU"}, {"label": "US"}]},
+    ]));
+    assert_eq!(after(&overlapping, &["Production: US"]), ["-", "#2"]);
+    assert_eq!(
+        after(&overlapping, &["Production"]),
+        ["#1", "-"],
+        "without a separator it is an answer"
+    );
+}
+
+#[test]
 fn several_keyed_answers_on_one_line() {
     assert_eq!(after(&three(), &["1: 2; 2: 1, 3; 3: 2"]), ["#2", "#1 | #3", "#2"]);
     // A segment without a key makes the `;` part of one answer instead.

@@ -78,7 +78,7 @@ pub async fn run(settings: GatewaySettings, driver: Driver<DiscordChannel>, shut
     loop {
         let mut http = HttpBuilder::new(&settings.token);
         if settings.api_url.trim_end_matches('/') != DISCORD_API {
-            // serenity's rate limiter would bypass the proxy (DESIGN.md); the
+            // serenity's rate limiter would bypass the proxy (docs/architecture.md); the
             // gateway's few REST calls need none.
             http = http
                 .proxy(settings.api_url.trim_end_matches('/'))

@@ -62,10 +62,10 @@ impl ChannelRuntime for DiscordRuntime {
     }
 
     async fn check(&self) -> Result<String, Problem> {
-        let me: CurrentUser = self.channel.rest().get("/users/@me").await.map_err(|error| Problem {
-            key: format!("channels.{}.token", self.name()),
-            what: format!("Discord refused it (GET /users/@me): {error}."),
-            fix: "reset the bot token in the Developer Portal (Bot → Reset Token), and check that this machine reaches Discord.".into(),
+        let me: CurrentUser = self.channel.rest().get("/users/@me").await.map_err(|error| {
+            let key = format!("channels.{}.token", self.name());
+            let fix = "reset the bot token in the Developer Portal (Bot → Reset Token).";
+            Problem::from_check(key, "Discord", "GET /users/@me", &error, fix)
         })?;
         let mode = match self.mode {
             Mode::Gateway(_) => "gateway",

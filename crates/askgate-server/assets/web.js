@@ -53,7 +53,7 @@
       status_pending: 'Waiting',
       status_answered: 'Answered',
       status_skipped: 'Skipped',
-      status_expired: 'Expired — no answer',
+      status_expired: 'Expired',
       status_cancelled: 'Cancelled',
       status_delivery_failed: 'Could not be delivered',
       listSep: ', ',
@@ -63,7 +63,8 @@
       pendingTitle: '等待你回答',
       recentTitle: '最近',
       empty: '目前没有等待你回答的问题。',
-      forWho: '{name} 的问题',
+      // 的 follows the name directly, with no space, be it Chinese or Latin.
+      forWho: '{name}的问题',
       kickerOne: '有问题需要你回答',
       kickerMany: '有问题需要你回答',
       within: '请在 {d}内回复',
@@ -97,7 +98,7 @@
       status_pending: '等待回答',
       status_answered: '已回答',
       status_skipped: '已跳过',
-      status_expired: '已过期 — 未回答',
+      status_expired: '已过期',
       status_cancelled: '已取消',
       status_delivery_failed: '无法送达',
       listSep: '、',
@@ -169,10 +170,15 @@
     return Date.now() + view.clockOffset;
   }
 
+  // Worded as the text prompt words the whole time (Chrome::duration in
+  // askgate-core): 1 h, whole minutes (rounded down) for a whole number of
+  // minutes or from 5 min on, seconds below that. Counted in whole seconds
+  // rounded up, so that a 15-minute question reads "15 min" when it arrives,
+  // as its text prompt does, and "14 min" a second later.
   function duration(ms) {
-    const seconds = Math.max(0, Math.floor(ms / 1000));
-    if (seconds >= 3600) return t('hours', { n: Math.floor(seconds / 3600) });
-    if (seconds >= 120) return t('minutes', { n: Math.floor(seconds / 60) });
+    const seconds = Math.max(0, Math.ceil(ms / 1000));
+    if (seconds === 3600) return t('hours', { n: 1 });
+    if (seconds % 60 === 0 || seconds >= 300) return t('minutes', { n: Math.floor(seconds / 60) });
     return t('seconds', { n: seconds });
   }
 
@@ -441,7 +447,8 @@
       placeholder: t('otherPlaceholder'),
       autocomplete: 'off',
       enterkeyhint: single || index === questions.length - 1 ? 'send' : 'next',
-      maxlength: '1000',
+      // askgate_core::request::MAX_FREE_TEXT_CHARS (a test in web/mod.rs checks).
+      maxlength: '2000',
       oninput: function () {
         answer.text = other.value;
         // For a single-select question the person's own words replace the option.
@@ -531,9 +538,19 @@
     card.el.setAttribute('aria-busy', card.busy ? 'true' : 'false');
   }
 
-  function showError(card, text) {
+  // `kind` is 'network' when askgate could not be reached: that error goes
+  // away by itself once the page is live again.
+  function showError(card, text, kind) {
     card.parts.error.textContent = text;
     card.parts.error.hidden = !text;
+    card.parts.error.dataset.kind = text ? kind || 'refused' : '';
+  }
+
+  // askgate is reachable again: "could not reach askgate" is no longer true.
+  function clearNetworkErrors() {
+    for (const card of view.cards.values()) {
+      if (card.parts.error.dataset.kind === 'network') showError(card, '');
+    }
   }
 
   // --- talking to askgate ---
@@ -555,7 +572,7 @@
     } catch (_) {
       card.busy = false;
       updateControls(card);
-      showError(card, t('network'));
+      showError(card, t('network'), 'network');
       return;
     }
     let data = null;
@@ -652,6 +669,7 @@
           view.clockOffset = Math.abs(offset) > 1500 ? offset : 0;
         }
         apply(await response.json());
+        clearNetworkErrors();
         // Read again if the stream (re)opened or missed changes meanwhile.
         view.synced = !fetchAgain;
         applyHeld();
@@ -824,14 +842,15 @@
         .join(t('headerSep'));
       const when = q.resolvedAt ? clockTime(q.resolvedAt) : '';
       const label = t('status_' + q.status);
-      const summary = q.summary || label;
+      // The badge says how it ended, on every card; the summary says more
+      // when it has more to say ("Cancelled" is all there is to a cancellation).
+      const summary = q.summary && q.summary !== label ? q.summary : null;
       return el(
         'article',
         { class: 'card ended', 'data-testid': 'recent-card', 'data-question-id': q.id, 'data-status': q.status },
         [
           el('div', { class: 'card-top' }, [
-            // "Expired — no answer" is the whole summary already: say it once.
-            summary === label ? null : el('span', { class: 'status-badge', 'data-testid': 'status', text: label }),
+            el('span', { class: 'status-badge', 'data-testid': 'status', text: label }),
             when ? el('time', { class: 'when', datetime: q.resolvedAt, text: when }) : null,
           ]),
           el('p', { class: 'ended-headers', text: headers }),
@@ -842,7 +861,7 @@
               return el('li', { text: question.question });
             }),
           ),
-          el('p', { class: 'summary', 'data-testid': 'summary', text: summary }),
+          summary ? el('p', { class: 'summary', 'data-testid': 'summary', text: summary }) : null,
         ],
       );
     });
@@ -863,6 +882,7 @@
       if (source !== events) return;
       retryDelay = 1000;
       setConnection('live');
+      clearNetworkErrors();
       // The stream is subscribed before it opens: the state read now, with
       // the changes that follow, misses nothing (on the first load, and
       // after a reconnect, whatever happened while it was down).

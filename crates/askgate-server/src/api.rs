@@ -26,7 +26,7 @@ use crate::{AppState, Change};
 const MAX_WAIT_SECONDS: u64 = 3600;
 
 /// The fields of a question request that are askgate's, not `ask_user`'s.
-const ENVELOPE_FIELDS: [&str; 5] = ["to", "sessionId", "runId", "sessionKind", "toolCallId"];
+pub const ENVELOPE_FIELDS: [&str; 5] = ["to", "sessionId", "runId", "sessionKind", "toolCallId"];
 
 /// The header that makes a `POST` safe to retry (the IETF httpapi draft's name).
 pub const IDEMPOTENCY_KEY_HEADER: &str = "idempotency-key";
@@ -68,15 +68,33 @@ impl WaitQuery {
     }
 }
 
-fn question_id(id: &str) -> Result<QuestionId, ApiError> {
+pub(crate) fn question_id(id: &str) -> Result<QuestionId, ApiError> {
     QuestionId::parse(id).map_err(|_| ApiError::not_found("question"))
 }
 
-/// Reads the request of `POST /v1/questions` and `POST /v1/ask`: the
-/// `ask_user` arguments at the top level plus askgate's envelope, and the
-/// `Idempotency-Key` header (else the body's `toolCallId`). Every problem of
-/// both is reported together.
-fn new_question(agent: &Agent, headers: &HeaderMap, body: Value) -> Result<NewQuestion, ApiError> {
+/// A question request as read: askgate's envelope and the validated
+/// `ask_user` arguments (`None` when they had problems, which were reported).
+#[derive(Debug)]
+pub(crate) struct QuestionFields {
+    pub(crate) to: Option<String>,
+    pub(crate) session_id: Option<String>,
+    pub(crate) run_id: Option<String>,
+    pub(crate) session_kind: SessionKind,
+    pub(crate) tool_call_id: Option<String>,
+    pub(crate) request: Option<askgate_core::AskRequest>,
+}
+
+/// Reads a question request: the `ask_user` arguments at the top level plus
+/// the fields of askgate's envelope named in `envelope` (any other field is
+/// reported as unknown, the way `validate` reports it). `to` is required
+/// when `to_required`. Every problem goes into `errors`; `Err` only when the
+/// body is not an object at all.
+pub(crate) fn read_question(
+    body: Value,
+    envelope: &[&str],
+    to_required: bool,
+    errors: &mut Vec<ValidationError>,
+) -> Result<QuestionFields, ApiError> {
     let Value::Object(mut fields) = body else {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -84,15 +102,14 @@ fn new_question(agent: &Agent, headers: &HeaderMap, body: Value) -> Result<NewQu
             "The body must be a JSON object.",
         ));
     };
-    let mut errors = Vec::new();
-    let mut envelope = Map::new();
-    for name in ENVELOPE_FIELDS {
-        if let Some(value) = fields.remove(name) {
-            envelope.insert(name.to_owned(), value);
+    let mut present = Map::new();
+    for name in ENVELOPE_FIELDS.iter().filter(|name| envelope.contains(name)) {
+        if let Some(value) = fields.remove(*name) {
+            present.insert((*name).to_owned(), value);
         }
     }
     let mut text = |name: &str, required: bool| -> Option<String> {
-        match envelope.get(name) {
+        match present.get(name) {
             Some(Value::String(text)) if !text.trim().is_empty() => Some(text.trim().to_owned()),
             None | Some(Value::Null) if !required => None,
             None | Some(Value::Null) => {
@@ -113,11 +130,11 @@ fn new_question(agent: &Agent, headers: &HeaderMap, body: Value) -> Result<NewQu
             }
         }
     };
-    let to = text("to", true);
+    let to = text("to", to_required);
     let session_id = text("sessionId", false);
     let run_id = text("runId", false);
     let tool_call_id = text("toolCallId", false);
-    let session_kind = match envelope.get("sessionKind") {
+    let session_kind = match present.get("sessionKind") {
         None | Some(Value::Null) => SessionKind::Main,
         Some(Value::String(kind)) if kind == "main" => SessionKind::Main,
         Some(Value::String(kind)) if kind == "subagent" => SessionKind::Subagent,
@@ -137,6 +154,30 @@ fn new_question(agent: &Agent, headers: &HeaderMap, body: Value) -> Result<NewQu
             None
         }
     };
+    Ok(QuestionFields {
+        to,
+        session_id,
+        run_id,
+        session_kind,
+        tool_call_id,
+        request,
+    })
+}
+
+/// Reads the request of `POST /v1/questions` and `POST /v1/ask`: the
+/// `ask_user` arguments at the top level plus askgate's envelope, and the
+/// `Idempotency-Key` header (else the body's `toolCallId`). Every problem of
+/// both is reported together.
+fn new_question(agent: &Agent, headers: &HeaderMap, body: Value) -> Result<NewQuestion, ApiError> {
+    let mut errors = Vec::new();
+    let QuestionFields {
+        to,
+        session_id,
+        run_id,
+        session_kind,
+        tool_call_id,
+        request,
+    } = read_question(body, &ENVELOPE_FIELDS, true, &mut errors)?;
     // The body's key is checked even when the header's is the one used:
     // the document refuses a bad `toolCallId` either way (found by schemathesis).
     let body_key = key_from(tool_call_id.as_deref(), "toolCallId", &mut errors);
@@ -172,6 +213,35 @@ fn new_question(agent: &Agent, headers: &HeaderMap, body: Value) -> Result<NewQu
     })
 }
 
+/// The recipients `agent` may ask, by name, sorted: those its token allows
+/// that are configured.
+pub(crate) fn askable(engine: &Engine, agent: &Agent) -> Vec<String> {
+    let mut names: Vec<String> = engine
+        .recipients()
+        .filter(|recipient| agent.check_recipient(&recipient.name).is_ok())
+        .map(|recipient| recipient.name.clone())
+        .collect();
+    names.sort();
+    names
+}
+
+/// `GET /v1/agent`: what this agent token is: its name, who it may ask
+/// (what `to` may name), and how long an MCP tool call waits (`[mcp]
+/// wait_seconds`, which the stdio bridge follows).
+pub(crate) async fn agent(State(state): State<AppState>, agent: Agent) -> Json<Value> {
+    let engine = &state.0.engine;
+    let recipients: Vec<Value> = askable(engine, &agent)
+        .iter()
+        .filter_map(|name| engine.recipient(name))
+        .map(|recipient| json!({"name": recipient.name, "displayName": recipient.display_name}))
+        .collect();
+    Json(json!({
+        "name": agent.name,
+        "recipients": recipients,
+        "mcp": {"waitSeconds": state.0.mcp.wait.as_secs()},
+    }))
+}
+
 /// An idempotency key as sent (`None`: none was), or a problem at `path`.
 fn key_from(key: Option<&str>, path: &str, errors: &mut Vec<ValidationError>) -> Option<String> {
     match key {
@@ -188,7 +258,7 @@ fn key_from(key: Option<&str>, path: &str, errors: &mut Vec<ValidationError>) ->
     }
 }
 
-fn error(code: ErrorCode, path: &str, message: String) -> ValidationError {
+pub(crate) fn error(code: ErrorCode, path: &str, message: String) -> ValidationError {
     ValidationError {
         code,
         path: path.to_owned(),
@@ -239,7 +309,11 @@ pub(crate) async fn get_question(
 
 /// The question, if it exists and this agent asked it (404 otherwise: an
 /// agent cannot probe for other agents' questions).
-async fn owned(engine: &Engine, agent: &Agent, id: &QuestionId) -> Result<askgate_store::QuestionRecord, ApiError> {
+pub(crate) async fn owned(
+    engine: &Engine,
+    agent: &Agent,
+    id: &QuestionId,
+) -> Result<askgate_store::QuestionRecord, ApiError> {
     engine
         .get(id)
         .await?
@@ -348,7 +422,7 @@ pub(crate) async fn ask(
                 let result = resource::tool_result(&record)
                     .map(|result| json!(result))
                     .unwrap_or_default();
-                Some((Ok(Bytes::from(result.to_string())), (None, state)))
+                Some((Ok(Bytes::from(format!("{result}\n"))), (None, state)))
             }
             Ok(_) if state.is_stopping() => {
                 // askgate is restarting, not the agent giving up: keep the
@@ -357,7 +431,7 @@ pub(crate) async fn ask(
                 // picked up with `GET /v1/questions/{id}?wait=N`.
                 guard.id = None;
                 let pending = json!({"status": "pending", "questionId": id.as_str()});
-                Some((Ok(Bytes::from(pending.to_string())), (None, state)))
+                Some((Ok(Bytes::from(format!("{pending}\n"))), (None, state)))
             }
             Ok(_) => Some((Ok(Bytes::from_static(b" ")), (Some(guard), state))),
             Err(error) => {

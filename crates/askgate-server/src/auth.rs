@@ -92,7 +92,7 @@ impl FromRequestParts<AppState> for Agent {
                 found = Some(agent);
             }
         }
-        let agent = found.ok_or_else(ApiError::unauthorized)?;
+        let agent = found.ok_or_else(ApiError::unknown_token)?;
         Ok(Self {
             name: agent.name.clone(),
             allowed: agent.allowed.clone(),

@@ -6,16 +6,17 @@ use axum::extract::{FromRequest, Request};
 use axum::http::{StatusCode, header};
 use serde::de::DeserializeOwned;
 
+use crate::AppState;
 use crate::error::ApiError;
 
 /// A JSON request body.
 #[derive(Debug, Clone)]
 pub struct ApiJson<T>(pub T);
 
-impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
+impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
     type Rejection = ApiError;
 
-    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let is_json = request
             .headers()
             .get(header::CONTENT_TYPE)
@@ -35,10 +36,13 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
         }
         let bytes = Bytes::from_request(request, state).await.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                let limit = state.0.max_body_bytes;
                 ApiError::new(
                     StatusCode::PAYLOAD_TOO_LARGE,
                     "payload_too_large",
-                    "The request body is too large.",
+                    format!(
+                        "The request body is larger than askgate takes: at most {limit} bytes (server.max_body_bytes)."
+                    ),
                 )
             } else {
                 ApiError::new(

@@ -48,6 +48,16 @@ impl ApiError {
         )
     }
 
+    /// 401: a bearer token askgate does not know (told apart from a missing
+    /// one, so that a mistyped or rotated token is recognised at once).
+    pub fn unknown_token() -> Self {
+        Self::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "This agent token is not one askgate knows: check it against the agents in askgate's configuration.",
+        )
+    }
+
     /// 404: no such thing (or not one this caller may see).
     pub fn not_found(what: &str) -> Self {
         Self::new(StatusCode::NOT_FOUND, "not_found", format!("There is no such {what}."))

@@ -12,6 +12,7 @@
 //! | [`metrics`] | Prometheus metrics, fed by the engine's observer hooks |
 //! | [`openapi`] | `/openapi.json` |
 //! | [`conn`] | accepting and running connections: the cap, the header-read and idle timeouts, the shutdown deadline |
+//! | [`mcp`] | askgate as an MCP server: the tools, `/mcp` (streamable HTTP), and the backend of the stdio bridge |
 //!
 //! [`app`] builds the router from an [`AppState`]; [`serve`] runs it on a
 //! listener until a shutdown future completes, finishing in-flight requests
@@ -24,6 +25,7 @@ pub mod body;
 pub mod conn;
 pub mod error;
 pub mod headers;
+pub mod mcp;
 pub mod metrics;
 pub mod openapi;
 pub mod resource;
@@ -44,6 +46,7 @@ use tokio::net::TcpListener;
 pub use auth::{Agent, AgentToken, Allowed};
 pub use conn::ConnectionLimits;
 pub use error::ApiError;
+pub use mcp::McpSettings;
 pub use metrics::Metrics;
 pub use web::{Web, WebChannel, WebKey};
 
@@ -61,6 +64,8 @@ pub struct ServerSettings {
     /// How long the question of a keyed `POST /v1/ask` whose caller went
     /// away is kept for a retry to re-attach before it is cancelled.
     pub ask_retry_grace: Duration,
+    /// The MCP server at `/mcp`.
+    pub mcp: McpSettings,
 }
 
 impl Default for ServerSettings {
@@ -71,6 +76,7 @@ impl Default for ServerSettings {
             max_body_bytes: 64 * 1024,
             ask_keepalive: Duration::from_secs(5),
             ask_retry_grace: Duration::from_secs(15),
+            mcp: McpSettings::default(),
         }
     }
 }
@@ -96,6 +102,7 @@ pub(crate) struct Shared {
     pub(crate) max_body_bytes: usize,
     pub(crate) ask_keepalive: Duration,
     pub(crate) ask_retry_grace: Duration,
+    pub(crate) mcp: McpSettings,
     pub(crate) attached: api::Attached,
     pub(crate) stopping: tokio::sync::watch::Receiver<bool>,
 }
@@ -118,6 +125,7 @@ impl AppState {
             max_body_bytes: settings.max_body_bytes,
             ask_keepalive: settings.ask_keepalive,
             ask_retry_grace: settings.ask_retry_grace,
+            mcp: settings.mcp,
             attached: api::Attached::default(),
             stopping,
         }))
@@ -171,16 +179,18 @@ impl AppState {
     }
 }
 
-/// The router: the agent API, the web page, health, metrics, OpenAPI.
+/// The router: the agent API, MCP, the web page, health, metrics, OpenAPI.
 pub fn app(state: AppState) -> Router {
     let limit = state.0.max_body_bytes;
-    Router::new()
+    mcp::routes(&state)
         .route("/v1/ask", post(api::ask))
         .route("/v1/questions", post(api::create_question))
         .route("/v1/questions/{id}", get(api::get_question))
         .route("/v1/questions/{id}/events", get(api::question_events))
         .route("/v1/questions/{id}/cancel", post(api::cancel_question))
         .route("/v1/runs/{run_id}/abort", post(api::abort_run))
+        .route("/v1/agent", get(api::agent))
+        .route("/", get(web::not_found))
         .route("/web/{key}", get(web::page))
         .route("/web/{key}/api/state", get(web::page_state))
         .route("/web/{key}/api/events", get(web::events))

@@ -5,7 +5,7 @@
 //! validation is hand-written for complete error reports (no derive to
 //! annotate). A test checks that every `/v1` route of the router is described.
 
-use askgate_core::guidance::TOOL_DESCRIPTION;
+use askgate_core::guidance::{TOOL_DESCRIPTION, field_description};
 use serde_json::{Value, json};
 
 /// The OpenAPI 3.1 document.
@@ -85,6 +85,7 @@ pub fn document() -> Value {
                 "parameters": [id],
                 "responses": get_responses
             }},
+            "/v1/agent": agent_path(),
             "/v1/runs/{runId}/abort": {"post": {
                 "operationId": "abortRun",
                 "summary": "The agent's run was aborted: cancel all of its pending questions.",
@@ -111,6 +112,23 @@ pub fn document() -> Value {
             }
         }
     })
+}
+
+/// `GET /v1/agent`: the token's name, recipients and MCP wait.
+fn agent_path() -> Value {
+    json!({"get": {
+        "operationId": "getAgent",
+        "summary": "This agent token: its name, the recipients it may ask (what `to` may name), and how long an MCP tool call waits.",
+        "responses": {"200": {"description": "The agent.", "content": {"application/json": {"schema": {
+            "type": "object", "required": ["name", "recipients", "mcp"], "properties": {
+                "name": {"type": "string"},
+                "recipients": {"type": "array", "items": {
+                    "type": "object", "required": ["name", "displayName"], "properties": {
+                        "name": {"type": "string"}, "displayName": {"type": "string"}}}},
+                "mcp": {"type": "object", "required": ["waitSeconds"], "properties": {
+                    "waitSeconds": {"type": "integer", "description": "[mcp] wait_seconds: the longest an MCP tool call waits before it returns pending."}}}}}}}},
+            "401": {"$ref": "#/components/responses/401"}}
+    }})
 }
 
 /// A string with something other than white space in it: the envelope's
@@ -142,8 +160,8 @@ fn schemas() -> Value {
                 "runId": {"type": ["string", "null"], "pattern": NOT_BLANK, "description": "The agent run; aborting it cancels its questions."},
                 "sessionKind": {"type": ["string", "null"], "enum": ["main", "subagent", null], "default": "main"},
                 "toolCallId": {"type": ["string", "null"], "minLength": 1, "maxLength": 255, "pattern": NOT_BLANK, "description": "The agent runtime's id of this tool call: an idempotency key when no Idempotency-Key header is sent."},
-                "questions": {"type": "array", "minItems": 1, "maxItems": 3, "uniqueItems": true, "items": {"$ref": "#/components/schemas/AskQuestion"}},
-                "timeoutSeconds": {"type": ["integer", "null"], "default": 900, "description": "Clamped to 30..=3600."}
+                "questions": {"type": "array", "minItems": 1, "maxItems": 3, "uniqueItems": true, "items": {"$ref": "#/components/schemas/AskQuestion"}, "description": field_description("questions")},
+                "timeoutSeconds": {"type": ["integer", "null"], "default": 900, "description": field_description("timeoutSeconds")}
             }
         },
         "AskQuestion": {
@@ -151,17 +169,17 @@ fn schemas() -> Value {
             "required": ["id", "header", "question", "options"],
             "additionalProperties": false,
             "properties": {
-                "id": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$", "maxLength": 64, "description": "Unique snake_case answer key."},
-                "header": {"type": "string", "pattern": VISIBLE, "description": "Short label; cut to 12 characters."},
-                "question": {"type": "string", "minLength": 1, "maxLength": 300, "pattern": VISIBLE, "description": "One sentence."},
-                "options": {"type": "array", "minItems": 2, "maxItems": 4, "uniqueItems": true, "items": {
+                "id": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$", "maxLength": 64, "description": field_description("questions[].id")},
+                "header": {"type": "string", "pattern": VISIBLE, "description": field_description("questions[].header")},
+                "question": {"type": "string", "minLength": 1, "maxLength": 300, "pattern": VISIBLE, "description": field_description("questions[].question")},
+                "options": {"type": "array", "minItems": 2, "maxItems": 4, "uniqueItems": true, "description": field_description("questions[].options"), "items": {
                     "type": "object", "required": ["label"], "additionalProperties": false,
                     "properties": {
-                        "label": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": VISIBLE},
-                        "description": {"type": ["string", "null"], "maxLength": 150}
+                        "label": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": VISIBLE, "description": field_description("questions[].options[].label")},
+                        "description": {"type": ["string", "null"], "maxLength": 150, "description": field_description("questions[].options[].description")}
                     }
                 }},
-                "multiSelect": {"type": ["boolean", "null"], "default": false}
+                "multiSelect": {"type": ["boolean", "null"], "default": false, "description": field_description("questions[].multiSelect")}
             }
         },
         "ToolResult": {

@@ -4,10 +4,9 @@
 #![allow(clippy::unwrap_used)]
 
 mod support;
-use support::{agent_one, send_to, state_in, web_recipient};
+use support::{Fixture, agent_one, fixture_in, send_to, web_recipient};
 
-use askgate_server::{ServerSettings, WebKey, app};
-use axum::Router;
+use askgate_server::{ServerSettings, WebKey};
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use serde_json::{Value, json};
@@ -15,12 +14,6 @@ use tower::ServiceExt as _;
 
 const TOKEN: &str = "router-test-token-0123456789abcdefghij";
 const KEY: &str = "router-test-web-key-0123456789abcdefghij";
-
-struct Fixture {
-    router: Router,
-    _dir: tempfile::TempDir,
-    _stop: tokio::sync::watch::Sender<bool>,
-}
 
 async fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
@@ -33,12 +26,7 @@ async fn fixture() -> Fixture {
         max_body_bytes: 4096,
         ..ServerSettings::default()
     };
-    let (state, stop) = state_in(dir.path(), vec![web_recipient("me", "Me")], settings).await;
-    Fixture {
-        router: app(state),
-        _dir: dir,
-        _stop: stop,
-    }
+    fixture_in(dir, vec![web_recipient("me", "Me")], settings).await
 }
 
 async fn send(fixture: &Fixture, request: Request<Body>) -> (StatusCode, Value) {
@@ -421,6 +409,7 @@ async fn the_openapi_document_describes_every_agent_route_with_the_guidance() {
             "/v1/questions/{id}",
             "/v1/questions/{id}/events",
             "/v1/questions/{id}/cancel",
+            "/v1/agent",
             "/v1/runs/{runId}/abort"
         ]
     );
@@ -432,6 +421,7 @@ async fn the_openapi_document_describes_every_agent_route_with_the_guidance() {
         ("/v1/questions", "POST"),
         ("/v1/questions/x/events", "GET"),
         ("/v1/questions/x/cancel", "POST"),
+        ("/v1/agent", "GET"),
         ("/v1/runs/x/abort", "POST"),
     ] {
         let request = Request::builder().method(method).uri(path).body(Body::empty()).unwrap();
@@ -479,4 +469,82 @@ async fn health_readiness_metrics_and_the_page_assets() {
             .unwrap();
         assert_eq!(response.status(), StatusCode::OK, "{path}");
     }
+}
+
+#[tokio::test]
+async fn every_field_of_the_ask_user_arguments_is_described_as_the_guidance_says() {
+    let fixture = fixture().await;
+    let (_, document) = send(&fixture, Request::get("/openapi.json").body(Body::empty()).unwrap()).await;
+    let schemas = &document["components"]["schemas"];
+    let request = &schemas["QuestionRequest"]["properties"];
+    let question = &schemas["AskQuestion"]["properties"];
+    let option = &question["options"]["items"]["properties"];
+    for (field, text) in askgate_core::guidance::FIELD_DESCRIPTIONS {
+        let schema = match field.rsplit_once('.') {
+            None => &request[field],
+            Some(("questions[]", name)) => &question[name],
+            Some(("questions[].options[]", name)) => &option[name],
+            Some(_) => panic!("a field the test does not place: {field}"),
+        };
+        assert_eq!(schema["description"], text, "{field}");
+    }
+}
+
+#[tokio::test]
+async fn a_wrong_token_is_told_apart_from_a_missing_one_and_413_states_the_limit() {
+    let fixture = fixture().await;
+    let (missing_status, missing) = send(
+        &fixture,
+        post("/v1/questions", None, Some("application/json"), ask_body()),
+    )
+    .await;
+    let (wrong_status, wrong) = send(
+        &fixture,
+        post(
+            "/v1/questions",
+            Some("not-a-token-askgate-knows"),
+            Some("application/json"),
+            ask_body(),
+        ),
+    )
+    .await;
+    assert_eq!(
+        (missing_status, wrong_status),
+        (StatusCode::UNAUTHORIZED, StatusCode::UNAUTHORIZED)
+    );
+    assert_eq!(
+        (&missing["error"]["code"], &wrong["error"]["code"]),
+        (&json!("unauthorized"), &json!("unauthorized"))
+    );
+    assert!(
+        missing["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Authorization: Bearer"),
+        "{missing}"
+    );
+    assert!(
+        wrong["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not one askgate knows"),
+        "{wrong}"
+    );
+
+    let big = "x".repeat(5000);
+    let (status, body) = send(
+        &fixture,
+        post(
+            "/v1/questions",
+            Some(TOKEN),
+            Some("application/json"),
+            format!("\"{big}\""),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(
+        body["error"]["message"].as_str().unwrap().contains("4096 bytes"),
+        "the refusal states the limit: {body}"
+    );
 }

@@ -11,13 +11,12 @@
 )]
 
 mod support;
-use support::{agent_one, state_in, web_recipient};
+use support::{Fixture, agent_one, web_recipient};
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use askgate_server::{ServerSettings, WebKey, app};
-use axum::Router;
+use askgate_server::{ServerSettings, WebKey};
 use axum::body::{Body, Bytes};
 use axum::http::{Request, StatusCode, header};
 use futures_util::StreamExt as _;
@@ -31,13 +30,7 @@ const OTHER_KEY: &str = "web-changes-other-key-0123456789abcdefghijk";
 /// The longest any one step may take.
 const WITHIN: Duration = Duration::from_secs(10);
 
-struct Fixture {
-    router: Router,
-    _dir: tempfile::TempDir,
-    _stop: tokio::sync::watch::Sender<bool>,
-}
-
-async fn fixture_in(dir: tempfile::TempDir) -> Fixture {
+async fn fixture_with_keys(dir: tempfile::TempDir) -> Fixture {
     let settings = ServerSettings {
         agents: vec![agent_one(TOKEN)],
         web_keys: vec![
@@ -53,16 +46,11 @@ async fn fixture_in(dir: tempfile::TempDir) -> Fixture {
         ..ServerSettings::default()
     };
     let recipients = vec![web_recipient("me", "Me"), web_recipient("other", "Other")];
-    let (state, stop) = state_in(dir.path(), recipients, settings).await;
-    Fixture {
-        router: app(state),
-        _dir: dir,
-        _stop: stop,
-    }
+    support::fixture_in(dir, recipients, settings).await
 }
 
 async fn fixture() -> Fixture {
-    fixture_in(tempfile::tempdir().unwrap()).await
+    fixture_with_keys(tempfile::tempdir().unwrap()).await
 }
 
 /// A fixture whose database is on a tmpfs when there is one: the
@@ -75,7 +63,7 @@ async fn fixture_in_memory() -> Fixture {
     } else {
         tempfile::tempdir().unwrap()
     };
-    fixture_in(dir).await
+    fixture_with_keys(dir).await
 }
 
 impl Fixture {

@@ -106,8 +106,8 @@ impl Api {
     /// # Errors
     ///
     /// Slack's refusal (its error code), or no answer.
-    pub async fn auth_test(&self) -> Result<SlackApiAuthTestResponse, String> {
-        self.session().auth_test().await.map_err(|error| describe(&error))
+    pub async fn auth_test(&self) -> Result<SlackApiAuthTestResponse, SlackClientError> {
+        self.session().auth_test().await
     }
 
     /// `conversations.open` with one user: their DM's channel id.

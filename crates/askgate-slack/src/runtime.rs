@@ -69,10 +69,11 @@ impl ChannelRuntime for SlackRuntime {
 
     async fn check(&self) -> Result<String, Problem> {
         let key = |field: &str| format!("channels.{}.{field}", self.name());
-        let me = self.channel.api().auth_test().await.map_err(|error| Problem {
-            key: key("bot_token"),
-            what: format!("Slack refused it (auth.test): {error}."),
-            fix: "reinstall the app to the workspace and copy the Bot User OAuth Token again, and check that this machine reaches Slack.".into(),
+        let me = self.channel.api().auth_test().await.map_err(|error| {
+            let fix = "reinstall the app to the workspace and copy the Bot User OAuth Token again.";
+            let detail = api::describe(&error);
+            let unreachable = api::error(error).is_retryable();
+            Problem::from_check_detail(key("bot_token"), "Slack", "auth.test", unreachable, &detail, fix)
         })?;
         let mode = match &self.mode {
             Mode::Socket { app_token } => {
@@ -83,10 +84,19 @@ impl ChannelRuntime for SlackRuntime {
                     .open_session(&token)
                     .apps_connections_open(&SlackApiAppsConnectionOpenRequest::new())
                     .await
-                    .map_err(|error| Problem {
-                        key: key("app_token"),
-                        what: format!("Slack refused it (apps.connections.open): {}.", api::describe(&error)),
-                        fix: "create an app-level token with the connections:write scope (Basic Information → App-Level Tokens) and turn Socket Mode on.".into(),
+                    .map_err(|error| {
+                        let detail = api::describe(&error);
+                        let unreachable = api::error(error).is_retryable();
+                        let fix = "create an app-level token with the connections:write scope \
+                                   (Basic Information → App-Level Tokens) and turn Socket Mode on.";
+                        Problem::from_check_detail(
+                            key("app_token"),
+                            "Slack",
+                            "apps.connections.open",
+                            unreachable,
+                            &detail,
+                            fix,
+                        )
                     })?;
                 "Socket Mode"
             }

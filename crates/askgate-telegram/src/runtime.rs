@@ -46,10 +46,15 @@ impl ChannelRuntime for TelegramRuntime {
     }
 
     async fn check(&self) -> Result<String, Problem> {
-        let username = self.channel.check().await.map_err(|error| Problem {
-            key: format!("channels.{}.token", self.name()),
-            what: format!("Telegram refused it (getMe): {error}."),
-            fix: "check the token with BotFather (/token), and that this machine reaches the Bot API.".into(),
+        let username = self.channel.check().await.map_err(|error| {
+            let key = format!("channels.{}.token", self.name());
+            Problem::from_check(
+                key,
+                "Telegram",
+                "getMe",
+                &error,
+                "check the token with BotFather (/token).",
+            )
         })?;
         let mode = if self.webhook_secret.is_some() {
             "webhook"

@@ -22,6 +22,9 @@ pub(crate) enum Command {
     CheckConfig(CheckConfigArgs),
     /// Ask a question through a running server and print the tool result.
     Ask(AskArgs),
+    /// Serve MCP over stdio for an MCP client to launch, bridged to a running askgate (token: ASKGATE_TOKEN or --token-file).
+    #[allow(clippy::doc_markdown)]
+    Mcp(McpArgs),
     /// Debug a prompt: validate it, see how a channel shows it, read replies.
     #[command(subcommand)]
     Prompt(PromptCommand),
@@ -54,6 +57,20 @@ pub(crate) struct AskArgs {
     /// The agent token.
     #[arg(long, env = "ASKGATE_TOKEN", hide_env_values = true)]
     pub(crate) token: String,
+}
+
+#[allow(clippy::doc_markdown)]
+#[derive(Debug, Args)]
+pub(crate) struct McpArgs {
+    /// The running askgate's base URL.
+    #[arg(long, env = "ASKGATE_URL", default_value = "http://127.0.0.1:8080")]
+    pub(crate) url: String,
+    /// A file holding the agent token (else the ASKGATE_TOKEN environment variable).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) token_file: Option<PathBuf>,
+    /// The longest a tool call waits before it returns pending (default: the server's [mcp] wait_seconds).
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) wait_seconds: Option<u64>,
 }
 
 // Doc comments here are the --help text, where backticks would show.

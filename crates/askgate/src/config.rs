@@ -27,6 +27,8 @@ pub(crate) struct Config {
     pub(crate) ask_retry_grace: Duration,
     pub(crate) limits: askgate_engine::Limits,
     pub(crate) connections: askgate_server::ConnectionLimits,
+    /// `[mcp] wait_seconds`: the longest an MCP tool call waits for an answer.
+    pub(crate) mcp_wait: Duration,
     pub(crate) store_path: PathBuf,
     pub(crate) agents: Vec<AgentConfig>,
     pub(crate) channels: Vec<Box<dyn ChannelSettings>>,
@@ -63,6 +65,8 @@ struct RawConfig {
     #[serde(default)]
     limits: RawLimits,
     #[serde(default)]
+    mcp: RawMcp,
+    #[serde(default)]
     agents: BTreeMap<String, RawAgent>,
     #[serde(default)]
     channels: BTreeMap<String, RawChannel>,
@@ -89,6 +93,12 @@ struct RawServer {
 struct RawLimits {
     max_pending_per_agent: Option<u32>,
     max_pending_per_recipient: Option<u32>,
+}
+
+/// `[mcp]`: the MCP server (`/mcp` and `askgate mcp`).
+#[derive(Debug, Default, Deserialize)]
+struct RawMcp {
+    wait_seconds: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -130,11 +140,11 @@ struct RawRecipient {
 pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, Problems> {
     // Unknown keys are collected (serde_ignored) rather than refused by
     // `deny_unknown_fields`, which would stop at the first and hide the rest.
-    let mut unknown = Vec::new();
-    let deserializer = toml::Deserializer::parse(text).map_err(|error| file_problem(text, &error))?;
-    let raw: RawConfig = serde_ignored::deserialize(deserializer, |path| unknown.push(path.to_string()))
-        .map_err(|error| file_problem(text, &error))?;
+    let (raw, unknown, type_problems) = read_raw(text)?;
     let mut check = ConfigCheck::new(env);
+    for problem in type_problems {
+        check.problem(&problem.key, problem.what, problem.fix);
+    }
     for key in unknown {
         check.problem(
             &key,
@@ -184,6 +194,18 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
     let ask_retry_grace = Duration::from_secs(raw.server.ask_retry_grace_seconds.unwrap_or(15));
     let limits = pending_limits(&raw.limits, &mut check);
     let connections = server_connections(&raw.server, &mut check);
+    let mcp_wait = match raw.mcp.wait_seconds {
+        None => askgate_server::mcp::DEFAULT_WAIT,
+        Some(0) => {
+            check.problem(
+                "mcp.wait_seconds",
+                "0 seconds would return every MCP call as pending at once.",
+                "use 50, the default (MCP clients often give up on a call after 60 s).",
+            );
+            askgate_server::mcp::DEFAULT_WAIT
+        }
+        Some(seconds) => Duration::from_secs(seconds),
+    };
 
     match raw.store.kind.as_deref().unwrap_or("sqlite") {
         "sqlite" => {}
@@ -326,6 +348,7 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
         ask_retry_grace,
         limits,
         connections,
+        mcp_wait,
         store_path,
         agents,
         channels,
@@ -418,6 +441,119 @@ fn server_connections(server: &RawServer, check: &mut ConfigCheck<'_>) -> askgat
     }
 }
 
+/// The most values of a wrong type reported from one file.
+const MAX_TYPE_PROBLEMS: usize = 50;
+
+/// Reads the file into its raw sections. Every value of a wrong type is
+/// reported with its key (`serde_path_to_error` names it), set aside, and
+/// the file read again, so that all of them are reported at once rather
+/// than the first with a line and column. Returns the sections, the unknown
+/// keys, and the type problems; only a file that is not TOML at all fails.
+fn read_raw(text: &str) -> Result<(RawConfig, Vec<String>, Vec<Problem>), Problems> {
+    let mut table: toml::Table = toml::from_str(text).map_err(|error| file_problem(text, &error))?;
+    let mut problems = Vec::new();
+    while problems.len() < MAX_TYPE_PROBLEMS {
+        let mut unknown = Vec::new();
+        let mut note = |path: serde_ignored::Path<'_>| unknown.push(path.to_string());
+        let ignoring = serde_ignored::Deserializer::new(toml::Value::Table(table.clone()), &mut note);
+        match serde_path_to_error::deserialize::<_, RawConfig>(ignoring) {
+            Ok(raw) => return Ok((raw, unknown, problems)),
+            Err(error) => {
+                let key = error.path().to_string();
+                // The serde message, without toml's own "in `key`" line.
+                let message = error.inner().to_string();
+                let message = message.lines().next().unwrap_or_default();
+                // A field set aside for its type is then missing: said once.
+                let missing = message
+                    .strip_prefix("missing field `")
+                    .and_then(|rest| rest.strip_suffix('`'))
+                    .map(|field| format!("{key}.{field}"));
+                if missing.is_none_or(|field| problems.iter().all(|problem: &Problem| problem.key != field)) {
+                    problems.push(type_problem(&key, message));
+                }
+                if !set_aside(&mut table, error.path()) {
+                    break;
+                }
+            }
+        }
+    }
+    Err(Problems(problems))
+}
+
+/// A value of the wrong type, in a sentence: `expected a string like
+/// "127.0.0.1:8080", got the integer 8080` (the example's value for the same
+/// key, when it has one).
+fn type_problem(key: &str, message: &str) -> Problem {
+    let what = match message
+        .strip_prefix("invalid type: ")
+        .and_then(|rest| rest.split_once(", expected "))
+    {
+        Some((got, expected)) => {
+            // serde names Rust types; a TOML file has these.
+            let expected = match expected {
+                "u8" | "u16" | "u32" | "u64" | "usize" | "i64" => "a whole number",
+                "a sequence" => "a list",
+                other => other,
+            };
+            let like = example_value(key)
+                .map(|value| format!(" like {value}"))
+                .unwrap_or_default();
+            let got = got.replace('`', "").replace("sequence", "list").replace("map", "table");
+            format!("expected {expected}{like}, got the {got}.")
+        }
+        None => format!("{}.", message.trim_end_matches('.')),
+    };
+    Problem {
+        key: if key.is_empty() || key == "?" {
+            "(file)".into()
+        } else {
+            key.into()
+        },
+        what,
+        fix: "correct the value; config/example.toml lists every option with its type.".into(),
+    }
+}
+
+/// The value `config/example.toml` gives the key, as TOML.
+fn example_value(key: &str) -> Option<String> {
+    let example: toml::Table = toml::from_str(include_str!("../../../config/example.toml")).ok()?;
+    let mut value = example.get(key.split('.').next()?)?;
+    for part in key.split('.').skip(1) {
+        value = value.as_table()?.get(part)?;
+    }
+    (!value.is_table()).then(|| value.to_string())
+}
+
+/// Removes the value at `path` from `table`; false when there is none to
+/// remove (then reading again would fail the same way).
+fn set_aside(table: &mut toml::Table, path: &serde_path_to_error::Path) -> bool {
+    use serde_path_to_error::Segment;
+    let segments: Vec<&Segment> = path.iter().collect();
+    let Some((last, parents)) = segments.split_last() else {
+        return false;
+    };
+    let mut value: Option<&mut toml::Value> = None;
+    for segment in parents {
+        let next = match (segment, value) {
+            (Segment::Map { key }, None) => table.get_mut(key),
+            (Segment::Map { key }, Some(toml::Value::Table(inner))) => inner.get_mut(key),
+            (Segment::Seq { index }, Some(toml::Value::Array(items))) => items.get_mut(*index),
+            _ => None,
+        };
+        let Some(next) = next else { return false };
+        value = Some(next);
+    }
+    match (last, value) {
+        (Segment::Map { key }, None) => table.remove(key).is_some(),
+        (Segment::Map { key }, Some(toml::Value::Table(inner))) => inner.remove(key).is_some(),
+        (Segment::Seq { index }, Some(toml::Value::Array(items))) if *index < items.len() => {
+            items.remove(*index);
+            true
+        }
+        _ => false,
+    }
+}
+
 fn file_problem(text: &str, error: &toml::de::Error) -> Problems {
     Problems(vec![Problem {
         key: "(file)".into(),
@@ -483,8 +619,35 @@ mod tests {
     fn unknown_keys_are_refused_each_by_its_key() {
         let text = "[server]\nlisten_port = 2\n[agents.a]\nrecipients = [\"*\"]\ncolour = 1\n[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n";
         assert_eq!(problems(text), ["agents.a.colour", "server.listen_port"]);
-        let error = parse("[server]\nlisten = 5\n", &no_env).unwrap_err();
-        assert!(error.to_string().contains("line 2"), "{error}");
+    }
+
+    #[test]
+    fn every_value_of_a_wrong_type_is_named_by_its_key_all_at_once() {
+        let text = "[server]\nlisten = 8080\nmax_body_bytes = \"big\"\n[store]\nkind = 3\n\
+                    [agents.a]\ntoken = 5\nrecipients = \"me\"\n[channels.web]\ntype = \"web\"\n\
+                    [recipients.me]\nchannel = \"web\"\nlocale = 3\n";
+        let problems = parse(text, &no_env).unwrap_err().0;
+        let said: Vec<String> = problems.iter().map(|p| format!("{}: {}", p.key, p.what)).collect();
+        for expected in [
+            "server.listen: expected a string like \"127.0.0.1:8080\", got the integer 8080.",
+            "server.max_body_bytes: expected a whole number like 65536, got the string \"big\".",
+            "store.kind: expected a string like \"sqlite\", got the integer 3.",
+            "agents.a.recipients: expected a list, got the string \"me\".",
+            "agents.a.token: expected a string, got the integer 5.",
+            "recipients.me.locale: expected a string like \"en\", got the integer 3.",
+        ] {
+            assert!(
+                said.iter().any(|line| line == expected),
+                "missing {expected:?} in {said:#?}"
+            );
+        }
+        assert!(
+            !said.iter().any(|line| line.contains("missing field `recipients`")),
+            "a value set aside is not reported missing too: {said:#?}"
+        );
+        // A file that is not TOML at all still says where.
+        let error = parse("[server\n", &no_env).unwrap_err();
+        assert!(error.to_string().contains("line 1"), "{error}");
     }
 
     #[test]
@@ -553,6 +716,20 @@ mod tests {
         let env = |_: &str| Some("s".repeat(40));
         let config = parse(&text.replace("short-secret-value", "${T}"), &env).unwrap();
         assert!(!format!("{config:?}").contains(&"s".repeat(40)));
+    }
+
+    #[test]
+    fn the_mcp_wait_is_read_defaults_to_50_seconds_and_0_is_refused() {
+        let rest =
+            "[agents.a]\nrecipients = [\"*\"]\n[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n";
+        assert_eq!(parse(rest, &no_env).unwrap().mcp_wait, Duration::from_secs(50));
+        let config = parse(&format!("[mcp]\nwait_seconds = 7\n{rest}"), &no_env).unwrap();
+        assert_eq!(config.mcp_wait, Duration::from_secs(7));
+        assert_eq!(
+            problems(&format!("[mcp]\nwait_seconds = 0\n{rest}")),
+            ["mcp.wait_seconds"]
+        );
+        assert_eq!(problems(&format!("[mcp]\nwait = 5\n{rest}")), ["mcp.wait"]);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! | [`config`] | the TOML configuration: parsing, `${ENV}` secrets, every problem with its key |
 //! | [`serve`] | `askgate serve`: wiring, generated secrets, graceful shutdown |
 //! | [`ask`] | `askgate ask`: one question through a running server |
+//! | [`mcp`] | `askgate mcp`: the MCP tools over stdio, bridged to a running askgate's `/v1` |
 //! | [`prompt`] | `askgate prompt validate | render | parse`, the admin's prompt debugger |
 //!
 //! `anyhow` lives here and only here: libraries return typed errors.
@@ -16,6 +17,7 @@ mod ask;
 mod channels;
 mod cli;
 mod config;
+mod mcp;
 mod prompt;
 mod serve;
 
@@ -34,6 +36,8 @@ fn main() -> ExitCode {
             serve::serve(config).await
         }),
         cli::Command::Ask(args) => run_async(ask::ask(args)),
+        // stdout carries MCP frames only: logs go to stderr (init_logging).
+        cli::Command::Mcp(args) => run_async(mcp::run(args)),
     }
 }
 
@@ -57,7 +61,7 @@ fn fail(error: &anyhow::Error) -> ExitCode {
 /// Logs go to stderr, filtered by `RUST_LOG` (default `info`).
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn,rmcp=warn"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)

@@ -5,7 +5,6 @@ use std::io::{self, Read as _, Write as _};
 use std::process::ExitCode;
 
 use anyhow::{Context as _, Result};
-use askgate_core::render::{ButtonLimits, FormLimits, FreeTextInput};
 use askgate_core::{
     Answers, AskRequest, Capabilities, Locale, Presentation, QuestionId, ReplyOutcome, ReplyReader, render,
     validate_json,
@@ -104,26 +103,13 @@ fn parse_replies(request: &AskRequest, replies: &[String]) -> Value {
 }
 
 /// What each channel kind can show, for previews: the adapter's own
-/// declaration where the adapter exists.
-///
-/// Platform capability tables belong to the adapters ("platform capability
-/// tables never live in core"); until an adapter crate exists, its
-/// platform's published limits are written here (DESIGN.md, "Platform
-/// limits"), and each row is replaced by the adapter's own declaration when
-/// that adapter lands.
+/// declaration ("platform capability tables never live in core").
 fn capabilities(channel: RenderChannel) -> Capabilities {
     match channel {
         RenderChannel::Text => Capabilities::text(4096),
         RenderChannel::Telegram => askgate_telegram::channel::capabilities(),
         RenderChannel::Discord => askgate_discord::channel::capabilities(true),
-        // Slack: button text 75, action_id 255, section text 3000; views with
-        // a 24-character title, checkboxes for multi-select questions.
-        RenderChannel::Slack => Capabilities::text(3000)
-            .with_buttons(ButtonLimits::new(25, 75, 255))
-            .with_edits()
-            .with_free_text(FreeTextInput::Modal)
-            .with_private_notices()
-            .with_forms(FormLimits::new(50, 24, 2000, 150).with_checkboxes()),
+        RenderChannel::Slack => askgate_slack::channel::capabilities(),
         RenderChannel::Web => askgate_core::Channel::capabilities(&askgate_server::WebChannel::new("web")).clone(),
     }
 }
@@ -140,6 +126,22 @@ fn load(args: &PromptFile) -> Result<Result<AskRequest, askgate_core::Validation
     } else {
         std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?
     };
+    // A `/v1` request body is read too: its envelope fields are askgate's,
+    // not the prompt's, so they are set aside (and said so on stderr).
+    if let Ok(serde_json::Value::Object(mut fields)) = serde_json::from_str::<serde_json::Value>(&text) {
+        let envelope: Vec<&str> = askgate_server::api::ENVELOPE_FIELDS
+            .into_iter()
+            .filter(|name| fields.remove(*name).is_some())
+            .collect();
+        if !envelope.is_empty() {
+            let _ = writeln!(
+                io::stderr(),
+                "askgate: set aside {}: /v1 envelope fields, not part of the ask_user prompt",
+                envelope.join(", ")
+            );
+            return Ok(askgate_core::validate(&serde_json::Value::Object(fields)));
+        }
+    }
     Ok(validate_json(&text))
 }
 

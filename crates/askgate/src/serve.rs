@@ -62,6 +62,16 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
 // The wiring, in the order it happens; splitting it would only scatter it.
 #[allow(clippy::too_many_lines)]
 pub(crate) async fn serve(config: Config) -> Result<()> {
+    // The port first: a start that cannot listen (the port is taken)
+    // creates nothing, not even the data directory.
+    // Room for every connection the cap allows, before the first is accepted.
+    let limits = askgate_server::ConnectionLimits {
+        max_connections: askgate_server::conn::fit_open_files_limit(config.connections.max_connections),
+        ..config.connections.clone()
+    };
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("listening on {}", config.listen))?;
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("creating the data directory {}", config.data_dir.display()))?;
     let mut out = std::io::stdout().lock();
@@ -122,14 +132,6 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         })
         .collect();
 
-    // Room for every connection the cap allows, before the first is accepted.
-    let limits = askgate_server::ConnectionLimits {
-        max_connections: askgate_server::conn::fit_open_files_limit(config.connections.max_connections),
-        ..config.connections.clone()
-    };
-    let listener = TcpListener::bind(config.listen)
-        .await
-        .with_context(|| format!("listening on {}", config.listen))?;
     let address = listener.local_addr()?;
     let base = config
         .public_url
@@ -144,10 +146,13 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
             continue;
         }
         let key = match &recipient.web_key {
+            // The link in full, every start: this is the admin's own terminal
+            // (logs, which others may read, go to stderr and never hold it).
             Some(key) => {
                 announcements.push(format!(
-                    "web page for \"{}\": {base}/web/<web_key from the configuration>",
-                    recipient.name
+                    "web page for \"{}\": {base}/web/{}",
+                    recipient.name,
+                    key.expose()
                 ));
                 key.clone()
             }
@@ -164,9 +169,10 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
                     )
                 } else {
                     format!(
-                        "web page for \"{}\": {base}/web/<the key in {}>",
+                        "web page for \"{}\" (key kept in {}): {base}/web/{}",
                         recipient.name,
-                        path.display()
+                        path.display(),
+                        kept.secret.expose()
                     )
                 });
                 kept.secret
@@ -190,6 +196,10 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         max_body_bytes: config.max_body_bytes,
         ask_keepalive: config.ask_keepalive,
         ask_retry_grace: config.ask_retry_grace,
+        mcp: askgate_server::McpSettings {
+            wait: config.mcp_wait,
+            allowed_hosts: mcp_hosts(config.public_url.as_deref(), address.ip()),
+        },
     };
     let (stop, stopping) = tokio::sync::watch::channel(false);
     let state = AppState::new(engine.clone(), metrics, settings, stopping.clone());
@@ -244,6 +254,16 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The `Host` names `/mcp` answers to: loopback, `server.public_url`'s host,
+/// and the address askgate listens on when it is a specific one.
+fn mcp_hosts(public_url: Option<&str>, listen: std::net::IpAddr) -> Vec<String> {
+    let mut hosts = askgate_server::mcp::allowed_hosts(public_url);
+    if !listen.is_unspecified() && !listen.is_loopback() {
+        hosts.push(listen.to_string());
+    }
+    hosts
 }
 
 async fn shutdown_signal() {

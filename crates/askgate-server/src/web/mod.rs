@@ -23,7 +23,7 @@ use askgate_store::QuestionRecord;
 use async_trait::async_trait;
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
 use futures_util::Stream;
@@ -119,17 +119,112 @@ fn recipient_for(state: &AppState, key: &str) -> Result<String, ApiError> {
     found.ok_or_else(|| ApiError::not_found("page"))
 }
 
-/// `GET /web/{key}`.
-pub(crate) async fn page(State(state): State<AppState>, Path(key): Path<String>) -> Result<Response, ApiError> {
-    recipient_for(&state, &key)?;
-    Ok((
+/// `GET /web/{key}`. A wrong key gets a small page saying so when a browser
+/// asks (a person followed a mistyped or old link), the API's JSON 404
+/// otherwise.
+pub(crate) async fn page(State(state): State<AppState>, Path(key): Path<String>, headers: HeaderMap) -> Response {
+    if let Err(error) = recipient_for(&state, &key) {
+        return not_found_for(&headers, BAD_LINK, error);
+    }
+    (
         [
             (header::CACHE_CONTROL, "no-store"),
             (header::REFERRER_POLICY, "no-referrer"),
         ],
         Html(PAGE),
     )
-        .into_response())
+        .into_response()
+}
+
+/// A 404 for a route that has no page of its own (`/`): a small page
+/// pointing at the page links when a browser asks, the API's JSON 404
+/// (`not_found`) otherwise.
+#[allow(clippy::unused_async, reason = "an axum handler is an async fn")]
+pub(crate) async fn not_found(headers: HeaderMap) -> Response {
+    not_found_for(&headers, NO_PAGE_HERE, ApiError::not_found("route"))
+}
+
+/// 404 as a page for a browser, as `error` for anyone else; either says it
+/// depends on `Accept`, so that no cache hands one to the other.
+fn not_found_for(headers: &HeaderMap, wording: Wording, error: ApiError) -> Response {
+    let mut response = if wants_html(headers) {
+        html_page(StatusCode::NOT_FOUND, wording)
+    } else {
+        error.into_response()
+    };
+    response
+        .headers_mut()
+        .insert(header::VARY, header::HeaderValue::from_static("accept"));
+    response
+}
+
+/// What a page for a person says, in both of the chrome's languages (the
+/// recipient, and so their locale, is not known here).
+#[derive(Clone, Copy)]
+struct Wording {
+    title: &'static str,
+    en: &'static str,
+    zh: &'static str,
+}
+
+/// A page link whose key is wrong (mistyped, cut short, or replaced).
+const BAD_LINK: Wording = Wording {
+    title: "askgate: this link does not work",
+    en: "This link does not work. Ask for a new one.",
+    zh: "此链接无效，请索取新的链接。",
+};
+
+/// Anywhere else a browser lands, `/` above all.
+const NO_PAGE_HERE: Wording = Wording {
+    title: "askgate",
+    en: "There is no page here. Your questions are at the link you were given, which starts with /web/.",
+    zh: "这里没有页面。你的问题在发给你的链接里，链接以 /web/ 开头。",
+};
+
+/// Whether the client asked for HTML (a browser navigating) rather than
+/// JSON or anything (`curl`, an API client, the page's own `fetch`).
+fn wants_html(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .any(|range| {
+            let mut parts = range.split(';');
+            let media = parts.next().unwrap_or("").trim();
+            // `text/html;q=0` refuses HTML.
+            let refused = parts.any(|param| {
+                param
+                    .trim()
+                    .strip_prefix("q=")
+                    .and_then(|q| q.trim().parse::<f32>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            media.eq_ignore_ascii_case("text/html") && !refused
+        })
+}
+
+/// A small page in the page's own style; its text is ours, never a request's.
+fn html_page(status: StatusCode, wording: Wording) -> Response {
+    let Wording { title, en, zh } = wording;
+    let body = format!(
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta name=\"robots\" content=\"noindex, nofollow\">\n<meta name=\"color-scheme\" content=\"light dark\">\n\
+         <title>{title}</title>\n<link rel=\"icon\" href=\"data:,\">\n<link rel=\"stylesheet\" href=\"/assets/web.css\">\n\
+         </head>\n<body>\n<header class=\"bar\"><div class=\"bar-inner\"><p class=\"brand\">askgate</p></div></header>\n\
+         <main class=\"page\">\n<p class=\"notice\" data-kind=\"warn\" data-testid=\"notice\">{en}</p>\n\
+         <p class=\"notice\" data-kind=\"warn\" lang=\"zh-CN\">{zh}</p>\n</main>\n</body>\n</html>\n"
+    );
+    (
+        status,
+        [
+            (header::CACHE_CONTROL, "no-store"),
+            (header::REFERRER_POLICY, "no-referrer"),
+        ],
+        Html(body),
+    )
+        .into_response()
 }
 
 /// `GET /assets/web.js`.
@@ -277,4 +372,128 @@ pub(crate) async fn events(
         Some((Ok(event), (changes, name, state)))
     });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+#[cfg(test)]
+mod tests {
+    use askgate_core::Locale;
+    use axum::Router;
+    use axum::body::Body;
+    use axum::http::{HeaderValue, Request};
+    use axum::routing::get;
+    use http_body_util::BodyExt as _;
+    use tower::ServiceExt as _;
+
+    use super::*;
+
+    #[test]
+    fn the_page_takes_as_long_an_answer_as_askgate_does() {
+        let limit = askgate_core::request::MAX_FREE_TEXT_CHARS;
+        assert!(
+            SCRIPT.contains(&format!("maxlength: '{limit}'")),
+            "web.js caps the answer at {limit}"
+        );
+    }
+
+    fn accept(value: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::ACCEPT, HeaderValue::from_str(value).unwrap());
+        headers
+    }
+
+    #[test]
+    fn only_a_client_asking_for_html_gets_html() {
+        assert!(wants_html(&accept("text/html,application/xhtml+xml,*/*;q=0.8")));
+        assert!(wants_html(&accept("application/json, TEXT/HTML; q=0.5")));
+        assert!(!wants_html(&HeaderMap::new()));
+        assert!(!wants_html(&accept("*/*")));
+        assert!(!wants_html(&accept("application/json")));
+        assert!(!wants_html(&accept("text/html;q=0")));
+    }
+
+    /// `/` as lib.rs routes it: a small page for a browser, JSON otherwise.
+    #[tokio::test]
+    async fn the_root_is_a_page_for_browsers_and_json_for_api_clients() {
+        let router: Router = Router::new().route("/", get(not_found));
+        let get_root = |accept: Option<&'static str>| {
+            let mut request = Request::get("/");
+            if let Some(accept) = accept {
+                request = request.header(header::ACCEPT, accept);
+            }
+            router.clone().oneshot(request.body(Body::empty()).unwrap())
+        };
+
+        let response = get_root(Some("text/html,*/*;q=0.8")).await.unwrap();
+        assert_eq!(response.status(), StatusCode::NOT_FOUND);
+        assert!(
+            response.headers()[header::CONTENT_TYPE]
+                .to_str()
+                .unwrap()
+                .starts_with("text/html")
+        );
+        assert_eq!(response.headers()[header::VARY], "accept");
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        let body = String::from_utf8(body.to_vec()).unwrap();
+        assert!(body.contains("There is no page here."), "{body}");
+        assert!(body.contains("这里没有页面。"), "{body}");
+
+        for accept in [None, Some("application/json")] {
+            let response = get_root(accept).await.unwrap();
+            assert_eq!(response.status(), StatusCode::NOT_FOUND);
+            assert_eq!(response.headers()[header::VARY], "accept");
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            let body: Value = serde_json::from_slice(&body).unwrap();
+            assert_eq!(body["error"]["code"], "not_found", "{body}");
+        }
+    }
+
+    /// Where the page says what a chat channel says, it says it in the same
+    /// words (`askgate-core`'s chrome): a person who uses both reads one askgate.
+    #[test]
+    fn the_page_words_shared_things_as_the_chrome_does() {
+        for locale in [Locale::En, Locale::ZhCn] {
+            let chrome = locale.chrome();
+            for (key, words) in [
+                ("empty", chrome.nothing_pending()),
+                ("otherPlaceholder", chrome.free_text_placeholder()),
+                ("submit", chrome.submit_button()),
+                ("skip", chrome.skip_button()),
+                ("submitted", chrome.answer_submitted()),
+                ("skippedNotice", chrome.skip_submitted()),
+                ("status_cancelled", chrome.cancelled_summary()),
+                ("listSep", chrome.list_separator()),
+            ] {
+                let line = format!("{key}: '{words}',");
+                assert!(SCRIPT.contains(&line), "web.js ({locale}) should have {line}");
+            }
+            // The countdown's units, as the text prompt words a duration.
+            for (key, seconds, n) in [("hours", 3600, 1), ("minutes", 900, 15), ("seconds", 45, 45)] {
+                let words = chrome.duration(seconds).replace(&n.to_string(), "{n}");
+                let line = format!("{key}: '{words}',");
+                assert!(SCRIPT.contains(&line), "web.js ({locale}) should have {line}");
+            }
+        }
+    }
+
+    #[test]
+    fn chinese_wording_puts_no_space_before_de() {
+        assert!(SCRIPT.contains("forWho: '{name}的问题',"));
+        let wording = SCRIPT.lines().filter(|line| !line.trim_start().starts_with("//"));
+        for line in wording {
+            assert!(!line.contains(" 的"), "a stray space before 的 in web.js: {line}");
+        }
+    }
+
+    #[test]
+    fn the_font_stack_has_common_cjk_system_fonts() {
+        for font in [
+            "\"PingFang SC\"",
+            "\"Hiragino Sans GB\"",
+            "\"Microsoft YaHei\"",
+            "\"Noto Sans CJK SC\"",
+            "\"Source Han Sans SC\"",
+        ] {
+            assert!(STYLE.contains(font), "web.css's font stack lacks {font}");
+        }
+    }
 }

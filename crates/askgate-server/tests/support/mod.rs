@@ -59,6 +59,29 @@ pub(crate) async fn state_in(
     (AppState::new(engine, metrics, settings, stopping), stop)
 }
 
+/// askgate's router over [`state_in`], and what must live as long as it.
+pub(crate) struct Fixture {
+    pub(crate) state: AppState,
+    pub(crate) router: Router,
+    _dir: tempfile::TempDir,
+    _stop: tokio::sync::watch::Sender<bool>,
+}
+
+/// [`state_in`] in `dir` (kept as long as the fixture), and its router.
+pub(crate) async fn fixture_in(
+    dir: tempfile::TempDir,
+    recipients: Vec<Recipient>,
+    settings: ServerSettings,
+) -> Fixture {
+    let (state, stop) = state_in(dir.path(), recipients, settings).await;
+    Fixture {
+        router: askgate_server::app(state.clone()),
+        state,
+        _dir: dir,
+        _stop: stop,
+    }
+}
+
 /// Sends `request` to `router` and reads the status and the body (JSON, or
 /// the text as a JSON string).
 pub(crate) async fn send_to(router: &Router, request: Request<Body>) -> (StatusCode, Value) {
