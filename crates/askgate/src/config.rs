@@ -141,6 +141,21 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
     // Unknown keys are collected (serde_ignored) rather than refused by
     // `deny_unknown_fields`, which would stop at the first and hide the rest.
     let (raw, unknown, type_problems) = read_raw(text)?;
+    // A section whose entries were set aside for their types is not empty
+    // to the admin: "none is configured" would mislead.
+    let set_aside_in = |section: &str| {
+        type_problems.iter().any(|problem| {
+            problem
+                .key
+                .strip_prefix(section)
+                .is_some_and(|rest| rest.starts_with('.'))
+        })
+    };
+    let (channels_set_aside, recipients_set_aside, agents_set_aside) = (
+        set_aside_in("channels"),
+        set_aside_in("recipients"),
+        set_aside_in("agents"),
+    );
     let mut check = ConfigCheck::new(env);
     for problem in type_problems {
         check.problem(&problem.key, problem.what, problem.fix);
@@ -236,7 +251,7 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
             ),
         }
     }
-    if raw.channels.is_empty() {
+    if raw.channels.is_empty() && !channels_set_aside {
         check.problem(
             "channels",
             "no channel is configured.",
@@ -290,7 +305,7 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
             });
         }
     }
-    if raw.recipients.is_empty() {
+    if raw.recipients.is_empty() && !recipients_set_aside {
         check.problem(
             "recipients",
             "no recipient is configured.",
@@ -326,7 +341,7 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
             recipients: allowed,
         });
     }
-    if raw.agents.is_empty() {
+    if raw.agents.is_empty() && !agents_set_aside {
         check.problem(
             "agents",
             "no agent token is configured: no agent could ask.",
@@ -644,6 +659,10 @@ mod tests {
         assert!(
             !said.iter().any(|line| line.contains("missing field `recipients`")),
             "a value set aside is not reported missing too: {said:#?}"
+        );
+        assert!(
+            !said.iter().any(|line| line.starts_with("agents: no agent")),
+            "the agent set aside is not reported as no agent at all: {said:#?}"
         );
         // A file that is not TOML at all still says where.
         let error = parse("[server\n", &no_env).unwrap_err();
