@@ -356,10 +356,10 @@ impl Engine {
             if !on_its_way || waited >= DELIVERY_RECORD_WAIT {
                 break;
             }
-            let now = self.inner.clock.now();
-            on_its_way = store.pending().await?.iter().any(|record| {
-                record.channel == channel && record.delivery.is_none() && now - record.created_at < JUST_ASKED_MS
-            });
+            // One indexed query, not a read of every pending question: this
+            // runs for every message that matches no question.
+            let since = self.inner.clock.now() - JUST_ASKED_MS;
+            on_its_way = store.undelivered_since(channel, since).await?;
             if on_its_way {
                 tokio::time::sleep(DELIVERY_RECORD_POLL).await;
                 waited += DELIVERY_RECORD_POLL;

@@ -210,6 +210,10 @@ pub trait Store: Send + Sync + 'static {
     /// Every pending question, oldest first (timers on start).
     async fn pending(&self) -> Result<Vec<QuestionRecord>, StoreError>;
 
+    /// Whether a question on `channel` asked after `since` is pending
+    /// with no delivery recorded yet (its prompt may be on its way).
+    async fn undelivered_since(&self, channel: &str, since: Timestamp) -> Result<bool, StoreError>;
+
     /// Pending questions addressed to `recipient`, oldest first.
     async fn pending_for_recipient(&self, recipient: &str) -> Result<Vec<QuestionRecord>, StoreError>;
 

@@ -23,6 +23,7 @@ use sqlx::{Connection as _, Sqlite, SqliteConnection};
 
 use crate::{
     IdempotencyKey, InsertRules, Inserted, PendingScope, QuestionRecord, QuestionStatus, Resolution, Store, StoreError,
+    Timestamp,
 };
 
 /// Connections for reading. WAL lets readers run beside the one writer.
@@ -348,6 +349,20 @@ impl Store for SqliteStore {
                 .fetch_all(&self.pool)
                 .await?;
         decode_all(rows)
+    }
+
+    async fn undelivered_since(&self, channel: &str, since: Timestamp) -> Result<bool, StoreError> {
+        // `questions_status_expires` narrows to pending rows; only those of
+        // the last moments are looked at.
+        let found: bool = sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM questions WHERE status = 'pending' AND channel = ? \
+             AND delivery IS NULL AND created_at > ?)",
+        )
+        .bind(channel)
+        .bind(since)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(found)
     }
 
     async fn pending_for_recipient(&self, recipient: &str) -> Result<Vec<QuestionRecord>, StoreError> {

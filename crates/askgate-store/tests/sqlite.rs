@@ -694,3 +694,32 @@ async fn a_pending_resolution_changes_nothing() {
     assert_eq!(resolved, None);
     assert_eq!(store.get(&record.id).await.unwrap(), Some(record));
 }
+
+#[tokio::test]
+async fn a_recent_undelivered_question_is_found_by_channel_and_time() {
+    let (store, _dir, _) = store().await;
+    let old = question("01HZX0000000000000000000J1", 1_000);
+    let recent = question("01HZX0000000000000000000J2", 5_000);
+    store.insert(&old).await.unwrap();
+    store.insert(&recent).await.unwrap();
+    assert!(store.undelivered_since(CHANNEL, 4_999).await.unwrap());
+    assert!(
+        !store.undelivered_since(CHANNEL, 5_000).await.unwrap(),
+        "asked after, not at"
+    );
+    assert!(
+        !store.undelivered_since("another", 0).await.unwrap(),
+        "only this channel"
+    );
+    // Delivered, or ended: no longer on its way.
+    store
+        .set_delivery(&recent.id, &Delivery::new(vec![message(CONVERSATION, "m1")]))
+        .await
+        .unwrap();
+    assert!(!store.undelivered_since(CHANNEL, 4_999).await.unwrap());
+    store
+        .resolve(&old.id, &ended(QuestionStatus::Cancelled, 6_000, "cancelled"))
+        .await
+        .unwrap();
+    assert!(!store.undelivered_since(CHANNEL, 0).await.unwrap());
+}
