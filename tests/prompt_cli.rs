@@ -169,7 +169,7 @@ fn render_in_chinese() {
 
 #[test]
 fn render_for_a_chat_platform_prints_the_presentation_as_json() {
-    for channel in ["telegram", "discord", "slack", "web"] {
+    for channel in ["telegram", "discord", "slack"] {
         let output = askgate(
             &["prompt", "render", &example("deploy.json"), "--channel", channel],
             None,
@@ -194,6 +194,23 @@ fn render_for_a_chat_platform_prints_the_presentation_as_json() {
             .unwrap()
             .contains("Reply with one line per question")
     );
+}
+
+/// The page draws its own cards: the web preview is a sketch of the card in
+/// the page's words, not the buttons a chat app shows.
+#[test]
+fn render_for_the_web_page_sketches_its_card_in_the_page_s_words() {
+    let output = askgate(&["prompt", "render", &example("deploy.json"), "--channel", "web"], None);
+    assert_eq!(output.status.code(), Some(0));
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.starts_with("Question for you · Reply within "), "{text}");
+    assert!(text.contains("Tap an answer"), "{text}");
+    assert!(
+        text.contains("Other — your own answer: [Type your answer…] [Send]"),
+        "{text}"
+    );
+    assert!(text.ends_with("\n[Skip]\n"), "{text}");
+    assert!(!text.contains("Other…") && !text.contains("ag1:"), "{text}");
 }
 
 #[test]

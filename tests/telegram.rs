@@ -701,6 +701,46 @@ async fn a_wrong_bot_token_fails_check_config_and_start_up_without_showing_it() 
     }
 }
 
+/// `check-config` says what Telegram answered (the bot's name) and how to
+/// find a chat's ids: by writing to the bot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)] // The fake must answer while the command runs.
+async fn check_config_names_the_bot_and_how_to_find_chat_ids() {
+    let fake = FakeTelegram::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("askgate.toml");
+    std::fs::write(
+        &config,
+        support::config_text_with(dir.path(), "") + &telegram_config(&fake, Mode::Polling, 1),
+    )
+    .unwrap();
+    let output = tokio::process::Command::new(support::ASKGATE)
+        .arg("check-config")
+        .arg(&config)
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines.contains(
+            &format!(
+                "telegram channel \"tg\": bot @{}, polling",
+                askgate_testkit::telegram::BOT_USERNAME
+            )
+            .as_str()
+        ),
+        "{stdout}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.starts_with("to find a chat's ids, write to the bot from that chat")),
+        "{stdout}"
+    );
+    assert!(lines.last().is_some_and(|line| line.starts_with("ok:")), "{stdout}");
+}
+
 /// 100 questions to one chat at once: every one is delivered, none faster
 /// than Telegram allows in one chat (one a second, 20 a minute), and
 /// meanwhile everyone else is served as usual: a question to a group goes
@@ -720,10 +760,15 @@ async fn a_burst_of_100_questions_to_one_chat_is_paced_and_all_delivered() {
     let others = Instant::now();
     let to_ops = tg.server.create(&deploy("ops")).await;
     tg.buttons_of(GROUP, to_ops["id"].as_str().unwrap()).await;
+    // Bob is no recipient: he is told how to become one, at once.
     let hello = tg.fake.message(&bob(), &TgChat::private(BOB), "hello?", None, None);
-    assert_eq!(
-        tg.reply_to(text_of(&hello)).await["text"],
-        json!("There is no question waiting for you right now.")
+    let reply = tg.reply_to(text_of(&hello)).await;
+    assert!(
+        reply["text"]
+            .as_str()
+            .is_some_and(|text| text.starts_with(askgate_core::Locale::En.chrome().introduce())
+                && text.contains(&format!("chat_id = {BOB}"))),
+        "{reply}"
     );
     assert!(
         others.elapsed() < Duration::from_secs(10),

@@ -15,7 +15,9 @@ use std::time::Duration;
 
 use askgate_core::channel::{InboundError, InboundEvent, InboundSink, Reaction};
 use async_trait::async_trait;
-use tracing::warn;
+use tracing::{info, warn};
+
+use crate::introduce::{self, Introduction};
 
 /// What a platform's inbound side needs to be driven.
 #[async_trait]
@@ -54,6 +56,14 @@ pub trait Inbound: Send + Sync + 'static {
     /// `sink` takes what showing it produced (a force-reply message to
     /// [`InboundSink::attach`]).
     async fn react(&self, ack: Self::Ack, reaction: Reaction, sink: &Arc<dyn InboundSink>);
+
+    /// The recipient keys that address the conversation of `event`
+    /// ([`crate::introduce`]): what a conversation that is no recipient's
+    /// is told to configure. `None` where the adapter cannot say, and then
+    /// it is told nothing.
+    fn introduction(&self, _event: &InboundEvent) -> Option<Introduction> {
+        None
+    }
 }
 
 /// What [`Driver::take`] did with an event.
@@ -106,6 +116,10 @@ impl<I: Inbound> Driver<I> {
         let Some((event, ack)) = self.inbound.decode(update) else {
             return Ok(Taken::Ignored);
         };
+        if let Some(introduce) = self.introduce(&event) {
+            self.inbound.react(ack, introduce, &self.sink).await;
+            return Ok(Taken::Handled);
+        }
         match self.handle(event, &ack).await {
             Ok(reaction) => {
                 self.inbound.react(ack, reaction, &self.sink).await;
@@ -122,6 +136,31 @@ impl<I: Inbound> Driver<I> {
                 Ok(Taken::NotSaved)
             }
         }
+    }
+
+    /// The recipient block for a conversation that is no recipient's and
+    /// wrote to the bot (`docs/adapter-spec.md` §4.10), decided from the
+    /// configuration alone: nothing is stored, and the engine never sees
+    /// the event. Logged, so the admin finds the ids in the log too.
+    fn introduce(&self, event: &InboundEvent) -> Option<Reaction> {
+        if !introduce::is_introduced(event) {
+            return None;
+        }
+        let introduction = self.inbound.introduction(event)?;
+        let locale = self.sink.stranger(self.inbound.name(), &introduction.destination)?;
+        let snippet = introduce::snippet(self.inbound.name(), event, &introduction.keys);
+        info!(
+            channel = self.inbound.name(),
+            conversation = %introduction.destination.conversation,
+            thread = introduction.destination.thread.as_deref().unwrap_or(""),
+            user = %event.user.id,
+            recipient = %snippet,
+            "a conversation that is no recipient's wrote to the bot; it was told the recipient block to configure"
+        );
+        Some(Reaction::Introduce {
+            text: locale.chrome().introduce().to_owned(),
+            snippet,
+        })
     }
 
     async fn handle(&self, event: InboundEvent, ack: &I::Ack) -> Result<Reaction, InboundError> {
@@ -145,7 +184,7 @@ mod tests {
     use std::sync::Mutex;
 
     use askgate_core::QuestionId;
-    use askgate_core::channel::{ConversationKind, InboundKind, MessageRef, UserRef};
+    use askgate_core::channel::{ConversationKind, Destination, InboundKind, MessageRef, UserRef};
 
     use super::*;
 
@@ -191,26 +230,42 @@ mod tests {
         }
 
         fn decode(&self, update: &&'static str) -> Option<(InboundEvent, &'static str)> {
-            (*update != "ignore").then(|| {
-                let event = InboundEvent {
-                    event_id: (*update).to_owned(),
-                    user: UserRef {
-                        id: "1".into(),
-                        display_name: "Alice".into(),
+            let message = MessageRef {
+                conversation: "c".into(),
+                message: "m".into(),
+            };
+            // "hello" and "known": a typed message in a DM no recipient has,
+            // and in one a recipient has; anything else a tap.
+            let (conversation, kind) = match *update {
+                "ignore" => return None,
+                "hello" | "known" => (
+                    *update,
+                    InboundKind::TextReply {
+                        message,
+                        text: "hello".into(),
+                        reply_to: None,
                     },
-                    conversation: "c".into(),
-                    conversation_kind: ConversationKind::Direct,
-                    thread: None,
-                    kind: InboundKind::ButtonPressed {
+                ),
+                _ => (
+                    "c",
+                    InboundKind::ButtonPressed {
                         token: "ag1:q:0".into(),
-                        message: MessageRef {
-                            conversation: "c".into(),
-                            message: "m".into(),
-                        },
+                        message,
                     },
-                };
-                (event, *update)
-            })
+                ),
+            };
+            let event = InboundEvent {
+                event_id: (*update).to_owned(),
+                user: UserRef {
+                    id: "1".into(),
+                    display_name: "Alice".into(),
+                },
+                conversation: conversation.into(),
+                conversation_kind: ConversationKind::Direct,
+                thread: None,
+                kind,
+            };
+            Some((event, *update))
         }
 
         fn redelivers(&self) -> bool {
@@ -228,9 +283,20 @@ mod tests {
         async fn react(&self, ack: &'static str, reaction: Reaction, _sink: &Arc<dyn InboundSink>) {
             let what = match reaction {
                 Reaction::Notice { text, .. } => text,
+                Reaction::Introduce { snippet, .. } => snippet,
                 other => format!("{other:?}"),
             };
             self.show(format!("{ack}: {what}"));
+        }
+
+        fn introduction(&self, event: &InboundEvent) -> Option<Introduction> {
+            Some(Introduction {
+                destination: Destination {
+                    conversation: event.conversation.clone(),
+                    thread: None,
+                },
+                keys: vec![("chat_id", toml::Value::String(event.conversation.clone()))],
+            })
         }
     }
 
@@ -262,6 +328,11 @@ mod tests {
         }
 
         async fn save_cursor(&self, _channel: &str, _cursor: &str) {}
+
+        /// Only conversation "known" is a recipient's.
+        fn stranger(&self, _channel: &str, destination: &Destination) -> Option<askgate_core::Locale> {
+            (destination.conversation != "known").then_some(askgate_core::Locale::En)
+        }
     }
 
     fn driver(inbound: &Arc<Recording>, delay: Duration) -> Driver<Recording> {
@@ -275,6 +346,27 @@ mod tests {
         assert_eq!(driver.take(&"ignore").await, Ok(Taken::Ignored));
         assert_eq!(driver.take(&"tap").await, Ok(Taken::Handled));
         assert_eq!(inbound.shown(), ["tap: Answer submitted"]);
+    }
+
+    #[tokio::test]
+    async fn a_conversation_no_recipient_has_is_told_its_block_without_the_engine() {
+        let inbound = Recording::new(true, None);
+        // The engine stand-in takes an hour: the introduction never waits for it.
+        let driver = driver(&inbound, Duration::from_secs(3600));
+        let taken = tokio::time::timeout(Duration::from_secs(5), driver.take(&"hello")).await;
+        assert_eq!(taken, Ok(Ok(Taken::Handled)));
+        assert_eq!(
+            inbound.shown(),
+            ["hello: [recipients.alice]\nchannel = \"test\"\ndisplay_name = \"Alice\"\nchat_id = \"hello\""]
+        );
+        // A recipient's conversation goes to the engine as always.
+        let quick = Recording::new(true, None);
+        assert_eq!(driver_of(&quick).take(&"known").await, Ok(Taken::Handled));
+        assert_eq!(quick.shown(), ["known: Answer submitted"]);
+    }
+
+    fn driver_of(inbound: &Arc<Recording>) -> Driver<Recording> {
+        driver(inbound, Duration::ZERO)
     }
 
     #[tokio::test]

@@ -5,6 +5,7 @@
 //! | [`runtime`] | [`ChannelRuntime`] (check, routes, register, run) and [`Shutdown`]: how the binary wires any adapter |
 //! | [`config`] | [`AdapterKind`]: each adapter reads its own configuration keys; secrets, problems with key and fix, `${ENV}` |
 //! | [`driver`] | the inbound driver: decode → engine → react → acknowledge, or keep the event for redelivery |
+//! | [`introduce`] | the recipient block a conversation that is no recipient's is told when it writes to the bot |
 //! | [`webhook`] | webhook routes authenticated by a pluggable [`webhook::Verifier`] before anything is decoded |
 //! | [`lines`] | [`SendLines`]: each conversation's messages in order, without holding up others; rate limits waited out |
 //! | [`deliver`] | delivering a prompt part by part, resumable, with partial progress on failure |
@@ -18,11 +19,13 @@ pub mod backoff;
 pub mod config;
 pub mod deliver;
 pub mod driver;
+pub mod introduce;
 pub mod lines;
 pub mod runtime;
 pub mod webhook;
 
 pub use config::{AdapterKind, Address, ChannelSettings, ConfigCheck, Problem, Problems, Secret, ServerContext};
 pub use driver::{Driver, Inbound, Taken};
+pub use introduce::Introduction;
 pub use lines::SendLines;
 pub use runtime::{ChannelRuntime, Shutdown};

@@ -13,6 +13,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+use crate::Locale;
 use crate::form::{Form, FormValue};
 use crate::render::{Capabilities, Presentation};
 use crate::token::QuestionId;
@@ -241,6 +242,16 @@ pub enum InboundKind {
         /// The fields as submitted, named by question id.
         values: Vec<FormValue>,
     },
+    /// The person greeted the bot or asked what it is, rather than answer:
+    /// Telegram's `/start` or `/help`, a mention of the bot saying `start`
+    /// ([`crate::channel`] leaves which words count to the adapter). Where
+    /// the conversation is no recipient's, the adapter answers it with the
+    /// recipient block to configure (`docs/adapter-spec.md` §4.10); otherwise
+    /// the engine reads it as a message that is no answer.
+    Greeting {
+        /// The message itself.
+        message: MessageRef,
+    },
     /// A message with no text (a sticker, a photo, a voice note).
     NonText {
         /// The message itself.
@@ -300,6 +311,15 @@ pub enum Reaction {
         question: QuestionId,
         /// The form.
         form: Form,
+    },
+    /// A reply in the conversation that shows `snippet` as a block of code
+    /// (monospaced, copied as is) after `text`: the recipient block a
+    /// conversation that is no recipient's is told to configure.
+    Introduce {
+        /// What the conversation is told, as a sentence.
+        text: String,
+        /// The configuration to paste (TOML), shown verbatim.
+        snippet: String,
     },
 }
 
@@ -408,4 +428,10 @@ pub trait InboundSink: Send + Sync + 'static {
     /// Saves the channel's position; an adapter moves it past an event only
     /// after [`InboundSink::handle`] returned for it.
     async fn save_cursor(&self, channel: &str, cursor: &str);
+
+    /// Whether no recipient on `channel` is addressed at `destination` (a
+    /// recipient of a whole group covers its threads), and if so the
+    /// language to tell that conversation how to become one. Decided from
+    /// the configuration alone, with no store access.
+    fn stranger(&self, channel: &str, destination: &Destination) -> Option<Locale>;
 }

@@ -306,6 +306,19 @@ impl Chrome {
         }
     }
 
+    /// What a conversation that is no recipient's is told when it writes to
+    /// the bot, before the recipient block to configure for it.
+    pub fn introduce(self) -> &'static str {
+        match self.0 {
+            Locale::En => {
+                "askgate does not know this conversation yet. To have agents ask questions here, add this recipient to askgate's configuration (rename it as you like) and restart askgate:"
+            }
+            Locale::ZhCn => {
+                "askgate 还不认识这个会话。若要让代理在这里提问，请把下面的收件人加入 askgate 的配置（名称可自行修改），然后重启 askgate："
+            }
+        }
+    }
+
     /// The refusal of an answer in one's own words that is too long.
     pub fn answer_too_long(self, chars: usize, limit: usize) -> String {
         match self.0 {

@@ -132,6 +132,9 @@ fn decode_message(message: &Message) -> Option<(InboundEvent, Ack)> {
             message: this,
             reply_to,
         }
+    } else if reply_to.is_none() && askgate_adapter::introduce::is_greeting(&message.content) {
+        // `@askgate start`, `/start`: the person greets the bot.
+        InboundKind::Greeting { message: this }
     } else {
         InboundKind::TextReply {
             message: this,

@@ -8,8 +8,8 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use askgate_adapter::Inbound;
-use askgate_core::channel::{InboundEvent, InboundSink, Reaction};
+use askgate_adapter::{Inbound, Introduction};
+use askgate_core::channel::{ConversationKind, Destination, InboundEvent, InboundSink, Reaction};
 use askgate_core::form::Form;
 use askgate_core::request::MAX_FREE_TEXT_CHARS;
 use async_trait::async_trait;
@@ -19,7 +19,7 @@ use tokio::sync::oneshot;
 use tracing::warn;
 
 use crate::DiscordChannel;
-use crate::channel::message_body;
+use crate::channel::{USER_PREFIX, message_body};
 use crate::decode::{Ack, OTHER_FIELD, Update, decode};
 use crate::rest::Rest;
 
@@ -211,14 +211,47 @@ impl Inbound for DiscordChannel {
         }
     }
 
+    /// A DM is addressed by its person (`user_id`, askgate opens the DM); a
+    /// server channel or a thread (a channel of its own) by its id, with the
+    /// writer as the answerer.
+    fn introduction(&self, event: &InboundEvent) -> Option<Introduction> {
+        let id = |id: &str| toml::Value::String(id.to_owned());
+        Some(match event.conversation_kind {
+            ConversationKind::Direct => Introduction {
+                destination: Destination {
+                    conversation: format!("{USER_PREFIX}{}", event.user.id),
+                    thread: None,
+                },
+                keys: vec![("user_id", id(&event.user.id))],
+            },
+            ConversationKind::Group => Introduction {
+                destination: Destination {
+                    conversation: event.conversation.clone(),
+                    thread: None,
+                },
+                keys: vec![
+                    ("channel_id", id(&event.conversation)),
+                    ("answerers", toml::Value::Array(vec![id(&event.user.id)])),
+                ],
+            },
+        })
+    }
+
     async fn react(&self, ack: Ack, reaction: Reaction, _sink: &Arc<dyn InboundSink>) {
         match ack {
             Ack::Interaction(responder) => responder.respond(interaction_response(&reaction)).await,
             Ack::Message { channel_id, message_id } => {
-                let (Reaction::Notice { text, .. } | Reaction::Reply { text }) = reaction else {
-                    return;
+                let mut body = match &reaction {
+                    Reaction::Notice { text, .. } | Reaction::Reply { text } => message_body(text, Vec::new(), None),
+                    Reaction::Introduce { text, snippet } => {
+                        let mut body = message_body(text, Vec::new(), None);
+                        // A code block, copied as is: the snippet has no backticks.
+                        let said = body["content"].as_str().unwrap_or_default();
+                        body["content"] = json!(format!("{said}\n```toml\n{snippet}\n```"));
+                        body
+                    }
+                    _ => return,
                 };
-                let mut body = message_body(&text, Vec::new(), None);
                 body["message_reference"] = json!({"message_id": message_id, "fail_if_not_exists": false});
                 body["allowed_mentions"] = json!({"parse": [], "replied_user": false});
                 // In the channel's turn, after earlier replies there; serenity

@@ -113,3 +113,25 @@ fn a_recipient_is_a_user_or_a_channel_with_its_answerers() {
         ]
     );
 }
+
+#[tokio::test]
+async fn the_recipient_block_told_to_a_stranger_configures_that_conversation() {
+    use askgate_core::channel::ConversationKind::{Direct, Group};
+    use askgate_discord::rest::Rest;
+    use askgate_testkit::conformance::introduce::{greeting, the_block_configures_its_conversation as configures};
+    let channel = askgate_discord::DiscordChannel::new("chat", Rest::new("unused", "http://127.0.0.1:9"), true);
+    let alice = ("80351110224678912", "Alice");
+    // A DM is addressed by the person: askgate opens the DM itself.
+    let dm = configures(
+        &Discord,
+        &channel,
+        &greeting(Direct, "1110000000000000001", None, alice),
+    );
+    assert!(dm.ends_with("user_id = \"80351110224678912\""), "{dm}");
+    // A server channel or a thread (a channel of its own) by its id.
+    let room = configures(&Discord, &channel, &greeting(Group, "1110000000000000002", None, alice));
+    assert!(
+        room.ends_with("channel_id = \"1110000000000000002\"\nanswerers = [\"80351110224678912\"]"),
+        "{room}"
+    );
+}

@@ -245,7 +245,7 @@ mod inbound {
 
     /// Every scenario: the gateway with Message Content has typed replies,
     /// modals (Other…, Answer…) and server channels.
-    const GATEWAY_SCENARIOS: [&str; 9] = [
+    const GATEWAY_SCENARIOS: [&str; 10] = [
         "a_tap_on_an_option_answers_the_waiting_agent",
         "typed_replies_answer_over_several_messages",
         "answer_opens_a_form_whose_submission_answers",
@@ -255,6 +255,7 @@ mod inbound {
         "skip_gives_the_agent_no_answer",
         "a_slow_store_still_applies_the_tap_once",
         "a_failing_store_loses_no_answer",
+        "a_stranger_who_writes_is_told_the_recipient_block",
     ];
 
     /// Every scenario but typed replies, which never reach an interactions
@@ -515,6 +516,28 @@ mod inbound {
                 }
                 if edits_of(&self.fake, channel.id, question_message) > edits_before {
                     return Seen::Nothing;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Seen::Nothing
+        }
+
+        async fn write_privately(&self, who: Who, text: &str) -> Seen {
+            let dm = self.fake.dm_channel(&user(who));
+            let sent = self.fake.message(&user(who), &dm, text, None);
+            let sent: u64 = sent["id"].as_str().unwrap().parse().unwrap();
+            let started = Instant::now();
+            while started.elapsed() < QUIET {
+                let reply = self
+                    .fake
+                    .messages(dm.id)
+                    .into_iter()
+                    .find(|message| message.reply_to == Some(sent) && message.author_id == fake::BOT_ID);
+                if let Some(reply) = reply {
+                    assert!(reply.pings.is_empty(), "a reply MUST notify no one: {reply:?}");
+                    return Seen::Reply {
+                        text: markup::shown(&reply.content),
+                    };
                 }
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }

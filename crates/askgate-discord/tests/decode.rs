@@ -109,3 +109,30 @@ fn a_dm_message_is_direct_and_a_bots_message_is_ignored() {
     let bot: Message = serde_json::from_str(&bot).unwrap();
     assert!(decode(&Update::Message(Box::new(bot))).is_none());
 }
+
+#[test]
+fn a_mention_of_the_bot_saying_start_is_a_greeting_unless_it_replies() {
+    let with = |name: &str, content: &str| {
+        let mut value: serde_json::Value = serde_json::from_str(discord_payload(name)).unwrap();
+        value["content"] = content.into();
+        let message: Message = serde_json::from_str(&value.to_string()).unwrap();
+        decode(&Update::Message(Box::new(message))).expect("a message").0.kind
+    };
+    assert!(matches!(
+        with("message_create_dm", "<@1234567890> start"),
+        InboundKind::Greeting { .. }
+    ));
+    assert!(matches!(
+        with("message_create_dm", "/start"),
+        InboundKind::Greeting { .. }
+    ));
+    assert!(matches!(
+        with("message_create_dm", "start"),
+        InboundKind::TextReply { .. }
+    ));
+    // A reply to a question is an answer, whatever it says.
+    assert!(matches!(
+        with("message_create_reply", "<@1234567890> start"),
+        InboundKind::TextReply { .. }
+    ));
+}

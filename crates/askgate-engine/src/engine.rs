@@ -23,6 +23,9 @@ use crate::recipient::Recipient;
 
 /// How many times a retryable delivery failure is retried before the
 /// question resolves as `delivery_failed`.
+/// How many pending questions start-up reads at a time.
+const START_PAGE: u32 = 1000;
+
 const MAX_DELIVERY_ATTEMPTS: u32 = 6;
 
 /// Changes buffered for slow subscribers before they must re-read the store.
@@ -291,16 +294,32 @@ impl Engine {
         for record in self.inner.store.unfinished().await? {
             self.spawn_finish(record);
         }
+        // Pending questions in bounded pages, keeping only what timers need
+        // (deadline, id): 100,000 pending must not mean 100,000 records in
+        // memory. A whole record is read only to deliver (the rest of) it.
         let now = self.inner.clock.now();
-        for record in self.inner.store.pending().await? {
-            if record.expires_at <= now {
-                self.expire(&record.id).await?;
-                continue;
+        let mut after = None;
+        loop {
+            let page = self.inner.store.pending_deadlines(after.as_ref(), START_PAGE).await?;
+            let Some(last) = page.last() else { break };
+            after = Some((last.expires_at, last.id.clone()));
+            let full = page.len() == START_PAGE as usize;
+            for pending in page {
+                if pending.expires_at <= now {
+                    self.expire(&pending.id).await?;
+                    continue;
+                }
+                self.add_deadline(pending.expires_at, pending.id.clone());
+                // Never delivered, or cut short: deliver (the rest of) it now.
+                if !pending.delivered
+                    && let Some(record) = self.get(&pending.id).await?
+                    && record.status == QuestionStatus::Pending
+                {
+                    self.spawn_delivery(record);
+                }
             }
-            self.add_deadline(record.expires_at, record.id.clone());
-            // Never delivered, or cut short: deliver (the rest of) it now.
-            if record.delivery.as_ref().is_none_or(|delivery| !delivery.complete) {
-                self.spawn_delivery(record);
+            if !full {
+                break;
             }
         }
         Ok(())

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use askgate_core::channel::{
-    ConversationKind, InboundError, InboundEvent, InboundKind, InboundSink, MessageRef, Reaction,
+    ConversationKind, Destination, InboundError, InboundEvent, InboundKind, InboundSink, MessageRef, Reaction,
 };
 use askgate_core::chrome::Chrome;
 use askgate_core::form::FormValue;
@@ -53,6 +53,24 @@ impl InboundSink for Engine {
         if let Err(error) = self.inner.store.set_setting(&cursor_key(channel), cursor).await {
             warn!(channel, %error, "could not save the channel's cursor");
         }
+    }
+
+    fn stranger(&self, channel: &str, destination: &Destination) -> Option<Locale> {
+        let addressed = self.recipients().any(|r| {
+            r.channel == channel
+                && r.destination.conversation == destination.conversation
+                && (r.destination.thread.is_none() || r.destination.thread == destination.thread)
+        });
+        (!addressed).then(|| self.locale_in(channel, &destination.conversation))
+    }
+}
+
+/// The message a non-text message or a greeting replies to (a greeting
+/// replies to none).
+fn non_text_reply_to(kind: &InboundKind) -> Option<&MessageRef> {
+    match kind {
+        InboundKind::NonText { reply_to, .. } => reply_to.as_ref(),
+        _ => None,
     }
 }
 
@@ -122,16 +140,19 @@ impl Engine {
                     Target::None => Reaction::Nothing,
                 }
             }
-            InboundKind::NonText { reply_to, .. } => match self.target(channel, event, reply_to.as_ref()).await? {
-                Target::Question(id) => match self.addressed(channel, event, &id).await? {
-                    Addressed::Open(record) => not_an_answer(&record),
-                    Addressed::Refused(reaction) => reaction,
-                },
-                Target::NothingPending(chrome) => Reaction::Reply {
-                    text: chrome.nothing_pending().to_owned(),
-                },
-                Target::None => Reaction::Nothing,
-            },
+            // A greeting in a recipient's conversation is no answer either.
+            InboundKind::NonText { .. } | InboundKind::Greeting { .. } => {
+                match self.target(channel, event, non_text_reply_to(&event.kind)).await? {
+                    Target::Question(id) => match self.addressed(channel, event, &id).await? {
+                        Addressed::Open(record) => not_an_answer(&record),
+                        Addressed::Refused(reaction) => reaction,
+                    },
+                    Target::NothingPending(chrome) => Reaction::Reply {
+                        text: chrome.nothing_pending().to_owned(),
+                    },
+                    Target::None => Reaction::Nothing,
+                }
+            }
             // A kind this engine does not know yet: nothing to apply.
             _ => Reaction::Nothing,
         };

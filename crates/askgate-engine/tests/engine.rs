@@ -748,3 +748,55 @@ async fn direct_answers_are_checked_against_the_question() {
         Submitted::AlreadyEnded(_)
     ));
 }
+
+/// Start-up reads pending questions a page at a time: more than one page of
+/// them are all taken up — the expired ones expired, the others timed and
+/// delivered — and the count comes from the store.
+#[tokio::test]
+async fn more_pending_questions_than_a_start_up_page_are_all_taken_up() {
+    const EACH: usize = 1_100;
+    let h = harness().await;
+    let template = h.ask("alice", single()).await;
+    let store = h.engine.store().clone();
+    for index in 0..2 * EACH {
+        let expired = index % 2 == 0;
+        let record = askgate_store::QuestionRecord {
+            id: QuestionId::parse(&format!("01JSTARTPAGE{index:08}")).unwrap(),
+            expires_at: if expired { START - 1 } else { START + 600_000 },
+            delivery: None,
+            ..template.clone()
+        };
+        askgate_store::Store::insert(store.as_ref(), &record).await.unwrap();
+    }
+    let stopped = h.stop();
+    let delivered_before = stopped.chat.deliveries().len();
+    let h = stopped.start_again().await;
+    // The template and half the others are still pending; the rest expired.
+    assert_eq!(
+        askgate_store::Store::count_pending(h.engine.store().as_ref())
+            .await
+            .unwrap(),
+        EACH as u64 + 1
+    );
+    // Every undelivered pending one is delivered now.
+    tokio::time::timeout(PATIENCE, async {
+        while h.chat.deliveries().len() < delivered_before + EACH {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("every pending question delivered");
+    // And timed: all of them expire when their time comes.
+    h.clock.advance(Duration::from_secs(601));
+    tokio::time::timeout(PATIENCE, async {
+        while askgate_store::Store::count_pending(h.engine.store().as_ref())
+            .await
+            .unwrap()
+            > 0
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("every pending question expired");
+}

@@ -309,6 +309,9 @@ fn decode_message(
             message: this,
             reply_to,
         }
+    } else if reply_to.is_none() && askgate_adapter::introduce::is_greeting(&text) {
+        // `@askgate start`: the person greets the bot.
+        InboundKind::Greeting { message: this }
     } else {
         InboundKind::TextReply {
             message: this,

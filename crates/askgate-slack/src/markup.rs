@@ -36,6 +36,15 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// `text` as a block of code (```` ``` ````), shown and copied as is: only
+/// `&`, `<` and `>` become entities (Slack turns them back), so no mention
+/// or link is made and no invisible character ends up in what is copied.
+/// `text` must hold no backticks.
+pub fn code_block(text: &str) -> String {
+    let escaped = text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+    format!("```{escaped}```")
+}
+
 /// `text` escaped, then cut to at most `max` characters without splitting
 /// an entity (an ellipsis marks the cut).
 pub fn escape_within(text: &str, max: usize) -> String {

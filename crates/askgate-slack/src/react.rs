@@ -8,8 +8,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use askgate_adapter::{Driver, Inbound, Taken};
-use askgate_core::channel::{InboundError, InboundEvent, InboundSink, Reaction};
+use askgate_adapter::{Driver, Inbound, Introduction, Taken};
+use askgate_core::channel::{ConversationKind, Destination, InboundError, InboundEvent, InboundSink, Reaction};
 use async_trait::async_trait;
 use slack_morphism::prelude::*;
 use tracing::warn;
@@ -18,6 +18,7 @@ use crate::SlackChannel;
 use crate::blocks::{fallback, form_view, free_text_view};
 use crate::channel::message;
 use crate::decode::{Ack, AckKind, Update, decode};
+use crate::markup::{code_block, escape};
 
 impl SlackChannel {
     async fn ephemeral(&self, ack: &Ack, text: &str) {
@@ -41,7 +42,17 @@ impl SlackChannel {
     }
 
     async fn reply(&self, ack: &Ack, text: &str) {
+        self.post_reply(ack, message(&ack.channel, text, Vec::new())).await;
+    }
+
+    /// `text`, then `snippet` as a block of code, in reply to the message.
+    async fn reply_with_code(&self, ack: &Ack, text: &str, snippet: &str) {
         let mut request = message(&ack.channel, text, Vec::new());
+        request.content.text = Some(format!("{}\n{}", escape(text), code_block(snippet)));
+        self.post_reply(ack, request).await;
+    }
+
+    async fn post_reply(&self, ack: &Ack, mut request: SlackApiChatPostMessageRequest) {
         if let Some(thread) = &ack.thread_ts {
             request = request.with_thread_ts(thread.as_str().into());
         }
@@ -73,6 +84,29 @@ impl Inbound for SlackChannel {
         true
     }
 
+    /// A DM is addressed by its person (`user_id`, askgate opens the DM); a
+    /// channel by its id, with the writer as the answerer.
+    fn introduction(&self, event: &InboundEvent) -> Option<Introduction> {
+        let id = |id: &str| toml::Value::String(id.to_owned());
+        let (conversation, keys) = match event.conversation_kind {
+            ConversationKind::Direct => (event.user.id.clone(), vec![("user_id", id(&event.user.id))]),
+            ConversationKind::Group => (
+                event.conversation.clone(),
+                vec![
+                    ("channel_id", id(&event.conversation)),
+                    ("answerers", toml::Value::Array(vec![id(&event.user.id)])),
+                ],
+            ),
+        };
+        Some(Introduction {
+            destination: Destination {
+                conversation,
+                thread: None,
+            },
+            keys,
+        })
+    }
+
     async fn react(&self, ack: Ack, reaction: Reaction, _sink: &Arc<dyn InboundSink>) {
         match (&ack.kind, reaction) {
             (
@@ -92,6 +126,9 @@ impl Inbound for SlackChannel {
                 self.open(trigger_id, form_view(&form, &ack.origin())).await;
             }
             (AckKind::Message, Reaction::Reply { text }) => self.reply(&ack, &text).await,
+            (AckKind::Message, Reaction::Introduce { text, snippet }) => {
+                self.reply_with_code(&ack, &text, &snippet).await;
+            }
             (_, Reaction::Notice { text, .. } | Reaction::Reply { text }) => self.ephemeral(&ack, &text).await,
             // Nothing to show, or a modal without a click to open it from.
             _ => {}

@@ -160,3 +160,22 @@ fn a_recipient_is_a_user_or_a_channel_with_its_answerers() {
         ]
     );
 }
+
+#[tokio::test]
+async fn the_recipient_block_told_to_a_stranger_configures_that_conversation() {
+    use askgate_core::channel::ConversationKind::{Direct, Group};
+    use askgate_testkit::conformance::introduce::{greeting, the_block_configures_its_conversation as configures};
+    let channel = askgate_slack::SlackChannel::new(
+        "chat",
+        askgate_slack::api::Api::new("xoxb-unused", "http://127.0.0.1:9"),
+    );
+    let alice = ("U0ALICE01", "Alice");
+    // A DM (`D…`) is addressed by the person: askgate opens the DM itself.
+    let dm = configures(&Slack, &channel, &greeting(Direct, "D0DM00001", None, alice));
+    assert!(dm.ends_with("user_id = \"U0ALICE01\""), "{dm}");
+    let room = configures(&Slack, &channel, &greeting(Group, "C0ROOM001", None, alice));
+    assert!(
+        room.ends_with("channel_id = \"C0ROOM001\"\nanswerers = [\"U0ALICE01\"]"),
+        "{room}"
+    );
+}

@@ -248,7 +248,7 @@ mod inbound {
     /// conversation's turn (posts there are a second apart).
     const QUIET: Duration = Duration::from_secs(5);
 
-    const SCENARIOS: [&str; 9] = [
+    const SCENARIOS: [&str; 10] = [
         "a_tap_on_an_option_answers_the_waiting_agent",
         "typed_replies_answer_over_several_messages",
         "answer_opens_a_form_whose_submission_answers",
@@ -258,6 +258,7 @@ mod inbound {
         "skip_gives_the_agent_no_answer",
         "a_slow_store_still_applies_the_tap_once",
         "a_failing_store_loses_no_answer",
+        "a_stranger_who_writes_is_told_the_recipient_block",
     ];
 
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -503,6 +504,26 @@ mod inbound {
                 }
                 if !was_edited && edited(&self.fake, &channel, &question_ts) {
                     return Seen::Nothing;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Seen::Nothing
+        }
+
+        async fn write_privately(&self, who: Who, text: &str) -> Seen {
+            let person = self.person(who);
+            let dm = self.fake.dm(person);
+            let sent = self.fake.message(person, &dm, text, None);
+            let started = Instant::now();
+            while started.elapsed() < QUIET {
+                let reply = self.fake.messages(&dm).into_iter().find(|message: &SeenMessage| {
+                    message.bot_id.is_some() && message.ts.as_str() > sent.as_str() && message.ephemeral_for.is_none()
+                });
+                if let Some(reply) = reply {
+                    assert!(reply.pings.is_empty(), "a reply MUST notify no one: {reply:?}");
+                    return Seen::Reply {
+                        text: rendered(&reply.text),
+                    };
                 }
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }

@@ -196,3 +196,22 @@ fn other_s_modal_is_free_text_and_a_foreign_modal_is_ignored() {
     foreign["view"]["team_id"] = json!("T1234567");
     assert!(decode(&interaction(foreign)).is_none());
 }
+
+#[test]
+fn a_mention_of_the_bot_saying_start_is_a_greeting_unless_in_a_thread() {
+    let with = |name: &str, text: &str| {
+        let mut value = sample(name);
+        value["event"]["text"] = text.into();
+        decode(&event(value)).expect("decoded").0.kind
+    };
+    assert!(matches!(
+        with("message_im", "<@U0BOT> start"),
+        InboundKind::Greeting { .. }
+    ));
+    assert!(matches!(with("message_im", "start"), InboundKind::TextReply { .. }));
+    // A reply in a question's thread is an answer, whatever it says.
+    assert!(matches!(
+        with("message_thread", "<@U0BOT> start"),
+        InboundKind::TextReply { .. }
+    ));
+}

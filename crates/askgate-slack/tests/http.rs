@@ -37,6 +37,14 @@ impl InboundSink for Untouched {
     }
 
     async fn save_cursor(&self, _channel: &str, _cursor: &str) {}
+
+    fn stranger(
+        &self,
+        _channel: &str,
+        destination: &askgate_core::channel::Destination,
+    ) -> Option<askgate_core::Locale> {
+        panic!("nothing may reach the engine: a stranger check at {destination:?}")
+    }
 }
 
 fn router() -> axum::Router {

@@ -141,6 +141,19 @@ pub enum Inserted {
     Existing(Box<QuestionRecord>),
 }
 
+/// A pending question as its timer needs it: what start-up keeps in memory
+/// instead of the whole record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingDeadline {
+    /// When it expires.
+    pub expires_at: Timestamp,
+    /// The question.
+    pub id: QuestionId,
+    /// Whether its prompt was delivered in full; if not, start-up reads the
+    /// whole record and delivers the rest.
+    pub delivered: bool,
+}
+
 /// Persistence of questions, as the engine needs it.
 ///
 /// Every method is one transaction; none is allowed to leave a question half
@@ -207,8 +220,20 @@ pub trait Store: Send + Sync + 'static {
     /// Records that an ended question's message now shows its summary.
     async fn mark_finished(&self, id: &QuestionId) -> Result<(), StoreError>;
 
-    /// Every pending question, oldest first (timers on start).
+    /// Every pending question, oldest first.
     async fn pending(&self) -> Result<Vec<QuestionRecord>, StoreError>;
+
+    /// At most `limit` pending questions in deadline order (then by id),
+    /// after `after` (exclusive): start-up walks them in bounded pages, and
+    /// keeps only what timers need.
+    async fn pending_deadlines(
+        &self,
+        after: Option<&(Timestamp, QuestionId)>,
+        limit: u32,
+    ) -> Result<Vec<PendingDeadline>, StoreError>;
+
+    /// How many questions are pending.
+    async fn count_pending(&self) -> Result<u64, StoreError>;
 
     /// Whether a question on `channel` asked after `since` is pending
     /// with no delivery recorded yet (its prompt may be on its way).

@@ -22,8 +22,8 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePo
 use sqlx::{Connection as _, Sqlite, SqliteConnection};
 
 use crate::{
-    IdempotencyKey, InsertRules, Inserted, PendingScope, QuestionRecord, QuestionStatus, Resolution, Store, StoreError,
-    Timestamp,
+    IdempotencyKey, InsertRules, Inserted, PendingDeadline, PendingScope, QuestionRecord, QuestionStatus, Resolution,
+    Store, StoreError, Timestamp,
 };
 
 /// Connections for reading. WAL lets readers run beside the one writer.
@@ -349,6 +349,43 @@ impl Store for SqliteStore {
                 .fetch_all(&self.pool)
                 .await?;
         decode_all(rows)
+    }
+
+    async fn pending_deadlines(
+        &self,
+        after: Option<&(Timestamp, QuestionId)>,
+        limit: u32,
+    ) -> Result<Vec<PendingDeadline>, StoreError> {
+        // `questions_status_expires` (status, expires_at) serves both the
+        // filter and the order; the row value resumes after the last page.
+        // A delivery is stored complete unless it says `"complete": false`.
+        let (at, id) = after.map_or((i64::MIN, String::new()), |(at, id)| (*at, id.to_string()));
+        let rows: Vec<(Timestamp, String, bool)> = sqlx::query_as(
+            "SELECT expires_at, id, delivery IS NOT NULL AND coalesce(json_extract(delivery, '$.complete'), 1) = 1              FROM questions WHERE status = 'pending' AND (expires_at, id) > (?, ?)              ORDER BY expires_at, id LIMIT ?",
+        )
+        .bind(at)
+        .bind(id)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|(expires_at, id, delivered)| {
+                let id = QuestionId::parse(&id)
+                    .map_err(|_| StoreError::Corrupt(format!("question {id:?}: its id is not a question id")))?;
+                Ok(PendingDeadline {
+                    expires_at,
+                    id,
+                    delivered,
+                })
+            })
+            .collect()
+    }
+
+    async fn count_pending(&self) -> Result<u64, StoreError> {
+        let count: i64 = sqlx::query_scalar("SELECT count(*) FROM questions WHERE status = 'pending'")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(u64::try_from(count).unwrap_or(0))
     }
 
     async fn undelivered_since(&self, channel: &str, since: Timestamp) -> Result<bool, StoreError> {

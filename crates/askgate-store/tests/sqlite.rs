@@ -723,3 +723,61 @@ async fn a_recent_undelivered_question_is_found_by_channel_and_time() {
         .unwrap();
     assert!(!store.undelivered_since(CHANNEL, 0).await.unwrap());
 }
+
+/// Start-up's view of pending questions: deadline order (ties by id), in
+/// pages that resume where the last one ended, ended questions left out,
+/// and whether each prompt went out in full; the count without a load.
+#[tokio::test]
+async fn pending_deadlines_come_in_pages_in_deadline_order() {
+    let (store, _dir, _) = store().await;
+    let expiring = |name: &str, expires_at: i64| QuestionRecord {
+        expires_at,
+        ..question(name, 1)
+    };
+    for record in [
+        expiring("qa", 3000),
+        expiring("qb", 1000),
+        expiring("qd", 2000),
+        expiring("qc", 2000),
+        expiring("qe", 500),
+    ] {
+        store.insert(&record).await.unwrap();
+    }
+    store
+        .set_delivery(&id("qb"), &Delivery::new(vec![message(CONVERSATION, "1")]))
+        .await
+        .unwrap();
+    store
+        .set_delivery(&id("qc"), &Delivery::partial(vec![message(CONVERSATION, "2")]))
+        .await
+        .unwrap();
+    store
+        .resolve(&id("qe"), &ended(QuestionStatus::Skipped, 10, "skipped"))
+        .await
+        .unwrap();
+    assert_eq!(store.count_pending().await.unwrap(), 4);
+    let page = |after: Option<(i64, &'static str)>| {
+        let store = &store;
+        async move {
+            let after = after.map(|(at, name)| (at, id(name)));
+            store
+                .pending_deadlines(after.as_ref(), 2)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|p| (p.expires_at, p.id.to_string(), p.delivered))
+                .collect::<Vec<_>>()
+        }
+    };
+    let owned = |rows: &[(i64, &str, bool)]| -> Vec<(i64, String, bool)> {
+        rows.iter()
+            .map(|(at, name, delivered)| (*at, (*name).to_owned(), *delivered))
+            .collect()
+    };
+    assert_eq!(page(None).await, owned(&[(1000, "qb", true), (2000, "qc", false)]));
+    assert_eq!(
+        page(Some((2000, "qc"))).await,
+        owned(&[(2000, "qd", false), (3000, "qa", false)])
+    );
+    assert_eq!(page(Some((3000, "qa"))).await, owned(&[]));
+}

@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
+use askgate_adapter::Introduction;
 use askgate_adapter::config::{AdapterKind, Address, ChannelSettings, ConfigCheck, Secret, ServerContext};
 use askgate_adapter::runtime::ChannelRuntime;
-use askgate_core::channel::Destination;
+use askgate_core::channel::{ConversationKind, Destination, InboundEvent};
 use serde::Deserialize;
 
 use crate::TelegramChannel;
@@ -182,6 +183,30 @@ impl AdapterKind for Telegram {
             },
             answerers,
         })
+    }
+}
+
+/// The recipient keys that address the conversation of `event` — what
+/// [`Telegram::recipient`] reads back into the same destination: `chat_id`,
+/// a forum topic's `topic`, and in a group the writer's id in `answerers`.
+pub(crate) fn introduction(event: &InboundEvent) -> Introduction {
+    let id = |text: &str| {
+        text.parse::<i64>()
+            .map_or_else(|_| toml::Value::String(text.to_owned()), toml::Value::Integer)
+    };
+    let mut keys = vec![("chat_id", id(&event.conversation))];
+    if let Some(topic) = &event.thread {
+        keys.push(("topic", id(topic)));
+    }
+    if event.conversation_kind == ConversationKind::Group {
+        keys.push(("answerers", toml::Value::Array(vec![id(&event.user.id)])));
+    }
+    Introduction {
+        destination: Destination {
+            conversation: event.conversation.clone(),
+            thread: event.thread.clone(),
+        },
+        keys,
     }
 }
 

@@ -106,7 +106,17 @@ fn decode_message(event_id: String, message: &Message, bot_username: Option<&str
         (MediaKind::Text(_), Some(text)) => match command(text) {
             Some(command) if !command.is_for(bot_username) => return None,
             Some(command) if command.name.eq_ignore_ascii_case("skip") => Some("/skip".to_owned()),
-            // `/start`, `/help`: a person talking to the bot, not answering.
+            // `/start`, `/help`: a person talking to the bot, not answering;
+            // where the chat is no recipient's, it is told how to become one.
+            Some(command) if GREETINGS.iter().any(|name| command.name.eq_ignore_ascii_case(name)) => {
+                return Some(Decoded {
+                    event: event(event_id, from, message, InboundKind::Greeting { message: this }),
+                    ack: Ack::Message {
+                        chat: message.chat.id,
+                        message: message.id,
+                    },
+                });
+            }
             Some(_) => None,
             None => Some(text.to_owned()),
         },
@@ -124,19 +134,31 @@ fn decode_message(event_id: String, message: &Message, bot_username: Option<&str
         },
     };
     Some(Decoded {
-        event: InboundEvent {
-            event_id,
-            user: user(from),
-            conversation: message.chat.id.to_string(),
-            conversation_kind: kind_of(&message.chat),
-            thread: message.thread_id.map(|thread| thread.0.0.to_string()),
-            kind,
-        },
+        event: event(event_id, from, message, kind),
         ack: Ack::Message {
             chat: message.chat.id,
             message: message.id,
         },
     })
+}
+
+/// The bot commands that greet it rather than answer.
+const GREETINGS: [&str; 2] = ["start", "help"];
+
+fn event(event_id: String, from: &User, message: &Message, kind: InboundKind) -> InboundEvent {
+    InboundEvent {
+        event_id,
+        user: user(from),
+        conversation: message.chat.id.to_string(),
+        conversation_kind: kind_of(&message.chat),
+        // A forum topic; a reply chain in a group without topics has a
+        // thread id too, but no topic to post to.
+        thread: message
+            .thread_id
+            .filter(|_| message.is_topic_message)
+            .map(|thread| thread.0.0.to_string()),
+        kind,
+    }
 }
 
 /// A message that is nothing but a bot command: `/skip`, or in a group

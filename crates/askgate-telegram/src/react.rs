@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use askgate_adapter::Inbound;
+use askgate_adapter::{Inbound, Introduction};
 use askgate_core::channel::{InboundEvent, InboundSink, Reaction};
 use async_trait::async_trait;
 use teloxide::RequestError;
@@ -45,6 +45,10 @@ impl Inbound for TelegramChannel {
     async fn react(&self, ack: Ack, reaction: Reaction, sink: &Arc<dyn InboundSink>) {
         react(self, sink, ack, reaction).await;
     }
+
+    fn introduction(&self, event: &InboundEvent) -> Option<Introduction> {
+        Some(crate::config::introduction(event))
+    }
 }
 
 /// Shows `reaction` for the event acknowledged by `ack`. A tap's
@@ -65,7 +69,7 @@ pub async fn react(channel: &TelegramChannel, sink: &Arc<dyn InboundSink>, ack: 
     let follow_up = match (&ack, reaction) {
         // Telegram has no forms (its capabilities declare none): nothing asks for one.
         (_, Reaction::Nothing | Reaction::AskForm { .. })
-        | (Ack::Callback { .. }, Reaction::Notice { .. })
+        | (Ack::Callback { .. }, Reaction::Notice { .. } | Reaction::Introduce { .. })
         | (Ack::Message { .. }, Reaction::AskFreeText { .. }) => return,
         (_, reaction) => reaction,
     };
@@ -118,6 +122,19 @@ async fn send(
         (Ack::Callback { chat, .. }, Reaction::Reply { text }) => bot
             .send_message(*chat, html(&text))
             .parse_mode(ParseMode::Html)
+            .await
+            .map(drop),
+        (Ack::Message { chat, message }, Reaction::Introduce { text, snippet }) => bot
+            .send_message(
+                *chat,
+                format!(
+                    "{}\n<pre><code class=\"language-toml\">{}</code></pre>",
+                    html(&text),
+                    teloxide::utils::html::escape(&snippet)
+                ),
+            )
+            .parse_mode(ParseMode::Html)
+            .reply_parameters(ReplyParameters::new(*message).allow_sending_without_reply())
             .await
             .map(drop),
         (Ack::Message { chat, message }, Reaction::Notice { text, .. } | Reaction::Reply { text }) => bot

@@ -536,6 +536,14 @@ impl InboundSink for StoreFailsAtFirst {
     async fn save_cursor(&self, channel: &str, cursor: &str) {
         self.engine.save_cursor(channel, cursor).await;
     }
+
+    fn stranger(
+        &self,
+        channel: &str,
+        destination: &askgate_core::channel::Destination,
+    ) -> Option<askgate_core::Locale> {
+        self.engine.stranger(channel, destination)
+    }
 }
 
 #[tokio::test]
@@ -588,5 +596,87 @@ async fn a_webhook_update_that_could_not_be_stored_gets_an_error_status_for_tele
     assert_eq!(
         answers(&s.ended(&record).await)["answers"]["answers"]["deploy"],
         json!(["Staging (Recommended)"])
+    );
+}
+
+/// The bot's reply to message `message` in `chat`, once it is sent.
+async fn reply_to(fake: &FakeTelegram, chat: i64, message: &Value) -> Value {
+    let id = message["message"]["message_id"].clone();
+    tokio::time::timeout(PATIENCE, async {
+        loop {
+            let reply = fake.messages().get(&chat).and_then(|sent| {
+                sent.iter()
+                    .find(|sent| sent["reply_to_message"]["message_id"] == id && sent["from"]["is_bot"] == json!(true))
+                    .cloned()
+            });
+            if let Some(reply) = reply {
+                return reply;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the bot replied in chat {chat}"))
+}
+
+/// What the bot sent, chat by chat, counting only its own messages.
+fn bot_messages(fake: &FakeTelegram) -> Vec<(i64, usize)> {
+    fake.messages()
+        .into_iter()
+        .map(|(chat, sent)| (chat, sent.iter().filter(|m| m["from"]["is_bot"] == json!(true)).count()))
+        .filter(|(_, count)| *count > 0)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_chat_no_recipient_has_is_told_its_recipient_block_in_that_chat_only() {
+    let s = setup().await;
+    let intro = Locale::En.chrome().introduce();
+    let carol = TgUser::new(1003, "Carol Lee");
+    // A private chat: anything said there; the block names the chat.
+    let said = s.fake.message(&carol, &TgChat::private(1003), "/start", None, None);
+    let reply = reply_to(&s.fake, 1003, &said).await;
+    assert_eq!(
+        reply["text"],
+        format!("{intro}\n[recipients.carol_lee]\nchannel = \"tg\"\ndisplay_name = \"Carol Lee\"\nchat_id = 1003")
+    );
+    let pre = reply["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["type"] == "pre")
+        .unwrap();
+    assert_eq!(pre["language"], "toml", "the block is shown as code: {reply}");
+    // A group: only a greeting for this bot; the writer is the answerer.
+    let design = TgChat::group(-3003, "Design");
+    s.fake.message(&carol, &design, "Hello everyone", None, None);
+    let said = s.fake.message(&carol, &design, "/start@askgate_test_bot", None, None);
+    let reply = reply_to(&s.fake, -3003, &said).await;
+    assert_eq!(
+        reply["text"],
+        format!(
+            "{intro}\n[recipients.team]\nchannel = \"tg\"\ndisplay_name = \"Carol Lee\"\nchat_id = -3003\nanswerers = [1003]"
+        )
+    );
+    // A forum topic: its topic id too, and the reply lands in the topic.
+    let forum = TgChat::forum(-1_004_004, "Support");
+    let said = s.fake.message(&carol, &forum, "/help", None, Some(55));
+    let reply = reply_to(&s.fake, -1_004_004, &said).await;
+    assert_eq!(
+        reply["text"],
+        format!(
+            "{intro}\n[recipients.team]\nchannel = \"tg\"\ndisplay_name = \"Carol Lee\"\nchat_id = -1004004\ntopic = 55\nanswerers = [1003]"
+        )
+    );
+    assert_eq!(reply["message_thread_id"], 55);
+    // A recipient's own chat is not introduced: Alice hears there is nothing to answer.
+    let said = s.fake.message(&alice(), &TgChat::private(ALICE), "/start", None, None);
+    let reply = reply_to(&s.fake, ALICE, &said).await;
+    assert_eq!(reply["text"], Locale::En.chrome().nothing_pending());
+    // One message to each chat that wrote, none anywhere else (not in
+    // reply to "Hello everyone", not in the configured group).
+    assert_eq!(
+        bot_messages(&s.fake),
+        [(-1_004_004, 1), (-3003, 1), (ALICE, 1), (1003, 1)]
     );
 }

@@ -96,3 +96,19 @@ fn recipients_are_chats_by_number_or_string_and_groups_list_their_answerers() {
         ]
     );
 }
+
+#[tokio::test]
+async fn the_recipient_block_told_to_a_stranger_configures_that_chat() {
+    use askgate_core::channel::ConversationKind::{Direct, Group};
+    use askgate_testkit::conformance::introduce::{greeting, the_block_configures_its_conversation as configures};
+    let channel = askgate_telegram::TelegramChannel::new("chat", "1:x", None);
+    let alice = ("1001", "Alice");
+    assert!(configures(&Telegram, &channel, &greeting(Direct, "1001", None, alice)).contains("chat_id = 1001"));
+    let group = configures(&Telegram, &channel, &greeting(Group, "-2002", None, alice));
+    assert!(group.ends_with("chat_id = -2002\nanswerers = [1001]"), "{group}");
+    let topic = configures(&Telegram, &channel, &greeting(Group, "-1003", Some("55"), alice));
+    assert!(
+        topic.ends_with("chat_id = -1003\ntopic = 55\nanswerers = [1001]"),
+        "{topic}"
+    );
+}

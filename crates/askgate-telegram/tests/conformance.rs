@@ -101,7 +101,7 @@ mod inbound {
     const QUIET: Duration = Duration::from_secs(5);
 
     /// Every scenario but Answer…: Telegram has no forms.
-    const SCENARIOS: [&str; 8] = [
+    const SCENARIOS: [&str; 9] = [
         "a_tap_on_an_option_answers_the_waiting_agent",
         "typed_replies_answer_over_several_messages",
         "other_opens_a_free_text_input_whose_words_answer",
@@ -110,6 +110,7 @@ mod inbound {
         "skip_gives_the_agent_no_answer",
         "a_slow_store_still_applies_the_tap_once",
         "a_failing_store_loses_no_answer",
+        "a_stranger_who_writes_is_told_the_recipient_block",
     ];
 
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -273,6 +274,29 @@ mod inbound {
 
     #[async_trait]
     impl PersonPlatform for Telegram {
+        async fn write_privately(&self, who: Who, text: &str) -> Seen {
+            let chat = TgChat::private(user(who).id);
+            let said = self.fake.message(&user(who), &chat, text, None, None);
+            let id = said["message"]["message_id"].clone();
+            let reply = tokio::time::timeout(PATIENCE, async {
+                loop {
+                    let reply = self.fake.messages().get(&chat.id).and_then(|sent| {
+                        sent.iter()
+                            .find(|sent| sent["reply_to_message"]["message_id"] == id)
+                            .cloned()
+                    });
+                    if let Some(reply) = reply {
+                        return reply;
+                    }
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            })
+            .await;
+            reply.map_or(Seen::Nothing, |reply| Seen::Reply {
+                text: reply["text"].as_str().unwrap().to_owned(),
+            })
+        }
+
         fn features(&self) -> Features {
             Features {
                 typed_replies: true,

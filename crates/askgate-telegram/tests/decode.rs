@@ -66,6 +66,15 @@ fn a_forum_topic_message_carries_its_thread() {
 }
 
 #[test]
+fn only_a_forum_topic_is_a_thread() {
+    // A reply in a supergroup without topics carries `message_thread_id` too.
+    let reply = decode(&update("message_supergroup_reply"), None).expect("a reply is decoded");
+    assert_eq!(reply.event.thread, None);
+    let topic = decode(&update("forum_topic_message"), None).expect("a topic message is decoded");
+    assert_eq!(topic.event.thread.as_deref(), Some("877"));
+}
+
+#[test]
 fn edits_and_unknown_kinds_are_ignored() {
     assert_eq!(decode(&update("edited_message"), None), None);
     assert_eq!(decode(&update("unknown_kind"), None), None);
@@ -116,14 +125,19 @@ fn a_command_for_another_bot_is_not_for_askgate() {
 #[test]
 fn other_commands_are_not_answers_and_text_after_a_slash_is_text() {
     let bot = Some(BOT_USERNAME);
-    // `/start` or `/help` while a question waits is the person talking to the
-    // bot: not their answer (the engine says how to answer instead).
-    for typed in ["/start", "/help@askgate_test_bot"] {
+    // `/start` or `/help` is the person greeting the bot: not their answer
+    // (a chat no recipient has is told its recipient block); another
+    // command is no answer either.
+    for (typed, greeting) in [("/start", true), ("/help@askgate_test_bot", true), ("/settings", false)] {
         let decoded = decode(&group_command(typed), bot).expect("a command is decoded");
-        assert!(
-            matches!(decoded.event.kind, InboundKind::NonText { .. }),
-            "{typed}: {:?}",
-            decoded.event.kind
+        let kind = &decoded.event.kind;
+        assert_eq!(
+            (
+                matches!(kind, InboundKind::Greeting { .. }),
+                matches!(kind, InboundKind::NonText { .. })
+            ),
+            (greeting, !greeting),
+            "{typed}: {kind:?}"
         );
     }
     for typed in ["/var/log should stay", "/skip the tests", "/"] {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use askgate_testkit::conformance::inbound;
 use askgate_testkit::conformance::{DoubleSettings, TestDouble};
 
-const EVERY_SCENARIO: [&str; 9] = [
+const EVERY_SCENARIO: [&str; 10] = [
     "a_tap_on_an_option_answers_the_waiting_agent",
     "typed_replies_answer_over_several_messages",
     "answer_opens_a_form_whose_submission_answers",
@@ -19,6 +19,7 @@ const EVERY_SCENARIO: [&str; 9] = [
     "skip_gives_the_agent_no_answer",
     "a_slow_store_still_applies_the_tap_once",
     "a_failing_store_loses_no_answer",
+    "a_stranger_who_writes_is_told_the_recipient_block",
 ];
 
 #[tokio::test]

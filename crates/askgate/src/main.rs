@@ -86,22 +86,25 @@ fn load_config(path: Option<&std::path::Path>) -> anyhow::Result<config::Config>
 
 /// Asks each platform whether it accepts the configured credentials
 /// (Telegram: `getMe`); one problem per refusal, never the secret itself.
-fn check_platforms(config: &config::Config) -> Vec<config::Problem> {
+/// What each channel's platform said of its credentials (`telegram channel
+/// "tg": bot @askgate_bot, polling`), or the problems it found.
+fn check_platforms(config: &config::Config) -> Result<Vec<String>, Vec<config::Problem>> {
     let Ok(runtime) = tokio::runtime::Runtime::new() else {
-        return vec![config::Problem {
+        return Err(vec![config::Problem {
             key: "(askgate)".into(),
             what: "could not start its runtime to check the platforms.".into(),
             fix: "try again.".into(),
-        }];
+        }]);
     };
     runtime.block_on(async {
-        let mut problems = Vec::new();
+        let (mut found, mut problems) = (Vec::new(), Vec::new());
         for settings in &config.channels {
-            if let Err(problem) = settings.start().check().await {
-                problems.push(problem);
+            match settings.start().check().await {
+                Ok(said) => found.push(format!("{} channel \"{}\": {said}", settings.kind(), settings.name())),
+                Err(problem) => problems.push(problem),
             }
         }
-        problems
+        if problems.is_empty() { Ok(found) } else { Err(problems) }
     })
 }
 
@@ -115,12 +118,21 @@ fn check_config(path: Option<&std::path::Path>) -> ExitCode {
     let mut out = std::io::stdout().lock();
     match config::parse(&text, &|name| std::env::var(name).ok()) {
         Ok(config) => {
-            let refused = check_platforms(&config);
-            for problem in &refused {
-                let _ = writeln!(out, "{problem}");
+            match check_platforms(&config) {
+                Ok(found) => {
+                    for line in found {
+                        let _ = writeln!(out, "{line}");
+                    }
+                }
+                Err(refused) => {
+                    for problem in &refused {
+                        let _ = writeln!(out, "{problem}");
+                    }
+                    return ExitCode::from(1);
+                }
             }
-            if !refused.is_empty() {
-                return ExitCode::from(1);
+            if let Some(hint) = channels::finding_ids(config.channels.iter().map(|c| c.kind())) {
+                let _ = writeln!(out, "{hint}");
             }
             let _ = writeln!(
                 out,

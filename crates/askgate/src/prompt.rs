@@ -50,6 +50,16 @@ fn render_prompt(args: &RenderArgs) -> Result<ExitCode> {
     };
     let locale: Locale = args.locale.parse()?;
     let question = QuestionId::parse(PREVIEW_QUESTION_ID)?;
+    if args.channel == RenderChannel::Web {
+        // The page draws its cards itself, in its own words: a sketch of the
+        // card, not the presentation the engine hands the web channel.
+        write!(
+            io::stdout().lock(),
+            "{}",
+            askgate_server::web::preview(&request, locale)
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let presentation = render(&request, &capabilities(args.channel), &question, locale);
     match (args.channel, &presentation) {
         (RenderChannel::Text, Presentation::Text(text)) => {

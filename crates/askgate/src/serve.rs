@@ -118,6 +118,7 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         announcements.push(format!("{} channel \"{}\": {found}", settings.kind(), settings.name()));
         runtimes.push(runtime);
     }
+    announcements.extend(crate::channels::finding_ids(config.channels.iter().map(|c| c.kind())).map(str::to_owned));
     let channels: Vec<Arc<dyn Channel>> = runtimes.iter().map(|runtime| runtime.channel()).collect();
     let recipients: Vec<Recipient> = config
         .recipients
@@ -188,7 +189,12 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
     let engine =
         Engine::new(store.clone(), channels, recipients, Clock::system(), metrics.clone()).with_limits(config.limits);
     engine.start().await.context("taking up pending questions")?;
-    metrics.set_pending(store.pending().await.map_or(0, |pending| pending.len()));
+    metrics.set_pending(
+        store
+            .count_pending()
+            .await
+            .map_or(0, |count| usize::try_from(count).unwrap_or(usize::MAX)),
+    );
 
     let settings = ServerSettings {
         agents,

@@ -9,8 +9,10 @@
 //! hundred bytes per change, not the whole list again.
 
 mod kind;
+mod preview;
 
 pub use kind::Web;
+pub use preview::preview;
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;

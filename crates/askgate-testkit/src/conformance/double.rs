@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use askgate_adapter::{Driver, Inbound};
+use askgate_adapter::{Driver, Inbound, Introduction};
 use askgate_core::channel::{
     Channel, ChannelError, ConversationKind, Delivery, DeliveryError, InboundEvent, InboundKind, InboundSink,
     MessageRef, Outgoing, Reaction, UserRef,
@@ -287,6 +287,25 @@ impl Inbound for TestDouble {
         self.shared.settings.redelivers
     }
 
+    /// A conversation is addressed by its id (`conversation`); in a group
+    /// the writer answers.
+    fn introduction(&self, event: &InboundEvent) -> Option<Introduction> {
+        let mut keys = vec![("conversation", toml::Value::String(event.conversation.clone()))];
+        if event.conversation_kind == ConversationKind::Group {
+            keys.push((
+                "answerers",
+                toml::Value::Array(vec![toml::Value::String(event.user.id.clone())]),
+            ));
+        }
+        Some(Introduction {
+            destination: askgate_core::channel::Destination {
+                conversation: event.conversation.clone(),
+                thread: None,
+            },
+            keys,
+        })
+    }
+
     fn first_response_within(&self) -> Option<Duration> {
         self.shared.settings.first_response_within
     }
@@ -299,6 +318,9 @@ impl Inbound for TestDouble {
         let seen = match reaction {
             Reaction::Notice { text, alert } => Seen::Notice { text, alert },
             Reaction::Reply { text } => Seen::Reply { text },
+            Reaction::Introduce { text, snippet } => Seen::Reply {
+                text: format!("{text}\n{snippet}"),
+            },
             Reaction::AskFreeText { question, token, .. } => {
                 lock(&self.shared.open).insert((ack.user, question.to_string()), token);
                 Seen::FreeTextInput
@@ -368,6 +390,21 @@ impl PersonPlatform for TestDouble {
             reply_to: Some(replied.clone()),
         };
         let id = self.act(who, &replied.conversation, kind);
+        self.seen(id).await
+    }
+
+    async fn write_privately(&self, who: Who, text: &str) -> Seen {
+        let conversation = format!("dm-{}", user(who).id);
+        let sent = self.shared.next_message.fetch_add(1, Ordering::SeqCst);
+        let kind = InboundKind::TextReply {
+            message: MessageRef {
+                conversation: conversation.clone(),
+                message: format!("person-{sent}"),
+            },
+            text: text.to_owned(),
+            reply_to: None,
+        };
+        let id = self.act(who, &conversation, kind);
         self.seen(id).await
     }
 

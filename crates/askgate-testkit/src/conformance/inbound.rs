@@ -17,7 +17,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use askgate_core::channel::{Channel, InboundError, InboundEvent, InboundKind, InboundSink, MessageRef, Reaction};
+use askgate_core::channel::{
+    Channel, Destination, InboundError, InboundEvent, InboundKind, InboundSink, MessageRef, Reaction,
+};
 use askgate_core::form::FormValue;
 use askgate_core::{ButtonAction, ButtonToken, Locale, QuestionId, ToolResult};
 use askgate_engine::{Clock, Engine, EngineError, NewQuestion, NoObserver, Recipient, SessionKind};
@@ -175,6 +177,13 @@ pub trait PersonPlatform: Send + Sync {
         unsupported("forms")
     }
 
+    /// `who` writes `text` to the bot in a direct conversation of their own,
+    /// one that is no recipient's, and sees the bot's reply to it (where
+    /// [`Features::typed_replies`]).
+    async fn write_privately(&self, _who: Who, _text: &str) -> Seen {
+        unsupported("typed messages")
+    }
+
     /// How often the adapter told the platform that a response will follow
     /// (`Inbound::defer`), where it has a first-response budget; `None` where
     /// it has none.
@@ -295,6 +304,10 @@ impl InboundSink for Sink {
 
     async fn save_cursor(&self, channel: &str, cursor: &str) {
         self.engine.save_cursor(channel, cursor).await;
+    }
+
+    fn stranger(&self, channel: &str, destination: &Destination) -> Option<Locale> {
+        self.engine.stranger(channel, destination)
     }
 }
 
@@ -569,7 +582,35 @@ pub async fn run(platform: &dyn PersonPlatform) -> Vec<&'static str> {
     scenario!(true, skip_gives_the_agent_no_answer);
     scenario!(features.sink, a_slow_store_still_applies_the_tap_once);
     scenario!(features.sink, a_failing_store_loses_no_answer);
+    scenario!(
+        features.typed_replies && features.sink,
+        a_stranger_who_writes_is_told_the_recipient_block
+    );
     ran
+}
+
+/// Spec §4.10: someone no recipient is configured for who writes to the bot
+/// is told, in that conversation, the recipient block to configure — the
+/// channel's name and their own id in it — and nothing reaches the engine.
+pub async fn a_stranger_who_writes_is_told_the_recipient_block(person: &Person<'_>) {
+    let handled = person.sink().handled().len();
+    let seen = person.platform().write_privately(Who::Stranger, "hello?").await;
+    let Seen::Reply { text } = &seen else {
+        panic!("a stranger who writes MUST be told the recipient block (§4.10), saw {seen:?}");
+    };
+    assert!(
+        text.starts_with(Locale::En.chrome().introduce()),
+        "the block MUST be introduced in the engine's words: {text}"
+    );
+    let channel = person.platform().channel();
+    for line in ["[recipients.".to_owned(), format!("channel = \"{}\"", channel.name())] {
+        assert!(text.contains(&line), "the block MUST hold {line:?}: {text}");
+    }
+    assert_eq!(
+        person.sink().handled().len(),
+        handled,
+        "an introduction MUST be decided without the engine (§4.10)"
+    );
 }
 
 /// Spec §4.1, §4.5, §4.8: a tap on an option reaches the engine as
