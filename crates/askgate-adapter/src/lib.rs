@@ -10,12 +10,14 @@
 //! | [`lines`] | [`SendLines`]: each conversation's messages in order, without holding up others; rate limits waited out |
 //! | [`deliver`] | delivering a prompt part by part, resumable, with partial progress on failure |
 //! | [`backoff`] | the one retry policy (also the engine's) |
+//! | [`cause`] | a platform out of reach described by what happened (`Connection refused`), not only "error sending request" |
 //!
 //! An adapter crate depends on `askgate-core`, this crate and its platform
 //! crate only. This crate knows no platform, no engine and no store: it
 //! talks to the engine through [`askgate_core::InboundSink`].
 
 pub mod backoff;
+pub mod cause;
 pub mod config;
 pub mod deliver;
 pub mod driver;

@@ -86,6 +86,16 @@ impl Delivery {
         }
     }
 
+    /// The delivery of a channel that sends nothing
+    /// ([`Channel::sends_nothing`]): one entry, named by the question, in
+    /// the destination's conversation.
+    pub fn in_place(question: &QuestionId, to: &Destination) -> Self {
+        Self::new(vec![MessageRef {
+            conversation: to.conversation.clone(),
+            message: question.to_string(),
+        }])
+    }
+
     /// The conversation the prompt was delivered to (its first message's).
     pub fn conversation(&self) -> Option<&str> {
         self.messages.first().map(|m| m.conversation.as_str())
@@ -377,6 +387,16 @@ pub trait Channel: Send + Sync + 'static {
     /// Edits a delivered prompt in place into its ended form: the buttons
     /// removed, `summary` added under the original text. Never deletes.
     async fn finish(&self, delivery: &Delivery, prompt: &Presentation, summary: &str) -> Result<(), ChannelError>;
+
+    /// Whether delivering sends nothing anywhere and ending edits nothing:
+    /// askgate's own page, which shows every question from the store. The
+    /// engine then stores [`Delivery::in_place`] with the question, in the
+    /// question's own commit, and calls neither [`Channel::deliver`] nor
+    /// [`Channel::finish`]: no commit is spent on bookkeeping that a crash
+    /// could not lose.
+    fn sends_nothing(&self) -> bool {
+        false
+    }
 }
 
 /// Why an inbound event could not be applied. The event's effect is not

@@ -110,8 +110,8 @@ impl Rest {
             request = request.json(body);
         }
         let response = request.send().await.map_err(|error| ChannelError::Unavailable {
-            // reqwest's error names the URL, which holds no secret here.
-            reason: error.without_url().to_string(),
+            // Without the URL (none holds a secret here, but it says nothing).
+            reason: askgate_adapter::cause::with_cause(&error.without_url()),
         })?;
         let status = response.status();
         let retry_header = response

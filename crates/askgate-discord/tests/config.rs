@@ -135,3 +135,17 @@ async fn the_recipient_block_told_to_a_stranger_configures_that_conversation() {
         "{room}"
     );
 }
+
+/// A Discord that cannot be reached is described by what happened (here the
+/// connection refused), and never with the token.
+#[tokio::test]
+async fn discord_out_of_reach_is_described_by_its_cause_without_the_token() {
+    let rest = askgate_discord::rest::Rest::new("SecretNeverShown", "http://127.0.0.1:9");
+    let error = rest
+        .get::<serde_json::Value>("/users/@me")
+        .await
+        .expect_err("nothing listens on port 9");
+    let said = error.to_string();
+    assert!(said.contains("Connection refused"), "{said}");
+    assert!(!said.contains("SecretNeverShown"), "{said}");
+}

@@ -210,6 +210,10 @@ pub(crate) struct Inner {
     deadlines: Mutex<BTreeSet<(Timestamp, QuestionId)>>,
     deadline_added: Notify,
     limits: Mutex<Limits>,
+    /// Conversations where a free-text input (Telegram's force-reply) was
+    /// just opened and its message is not attached yet, by (channel,
+    /// conversation): a reply to it that outruns the attach waits a moment.
+    pub(crate) opening: Mutex<HashMap<(String, String), std::time::Instant>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -251,6 +255,7 @@ impl Engine {
                 deadlines: Mutex::new(BTreeSet::new()),
                 deadline_added: Notify::new(),
                 limits: Mutex::new(Limits::default()),
+                opening: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -377,6 +382,13 @@ impl Engine {
             .get(&new.to)
             .ok_or_else(|| EngineError::UnknownRecipient(new.to.clone()))?;
         let limits = self.limits();
+        // askgate's own page sends nothing: its delivery is known now and is
+        // stored with the question, in the question's own commit.
+        let sends_nothing = self
+            .inner
+            .channels
+            .get(&recipient.channel)
+            .is_some_and(|channel| channel.sends_nothing());
         let rules = InsertRules {
             idempotency: new.idempotency_key.as_ref().map(|key| IdempotencyKey {
                 key: key.clone(),
@@ -384,10 +396,13 @@ impl Engine {
             }),
             max_pending_per_agent: limits.max_pending_per_agent,
             max_pending_per_recipient: limits.max_pending_per_recipient,
+            nothing_to_edit: sends_nothing,
         };
         let now = self.inner.clock.now();
+        let id = new_question_id();
+        let delivery = sends_nothing.then(|| Delivery::in_place(&id, &recipient.destination));
         let record = QuestionRecord {
-            id: new_question_id(),
+            id,
             status: QuestionStatus::Pending,
             agent: new.agent,
             session_id: new.session_id,
@@ -399,7 +414,7 @@ impl Engine {
             expires_at: now + i64::from(new.request.timeout_seconds) * 1000,
             request: new.request,
             created_at: now,
-            delivery: None,
+            delivery,
             progress: Answers::new(),
             resolution: None,
         };
@@ -423,7 +438,9 @@ impl Engine {
         self.inner.observer.question_created(&record);
         self.add_deadline(record.expires_at, record.id.clone());
         self.publish(record.clone());
-        self.spawn_delivery(record.clone());
+        if !sends_nothing {
+            self.spawn_delivery(record.clone());
+        }
         Ok(Accepted {
             record,
             replayed: false,
@@ -720,6 +737,15 @@ impl Engine {
         let Some(delivery) = record.delivery.clone() else {
             return;
         };
+        // Nothing to edit, and stored as finished with the question.
+        if self
+            .inner
+            .channels
+            .get(&record.channel)
+            .is_some_and(|channel| channel.sends_nothing())
+        {
+            return;
+        }
         let engine = self.clone();
         tokio::spawn(async move { engine.finish(&record, &delivery).await });
     }

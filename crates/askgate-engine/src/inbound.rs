@@ -6,7 +6,8 @@
 //! even the event's id, so that it stays within a platform's few seconds
 //! for a first response (a Discord modal, a Slack `views.open`).
 
-use std::time::Duration;
+use std::sync::PoisonError;
+use std::time::{Duration, Instant};
 
 use askgate_core::channel::{
     ConversationKind, Destination, InboundError, InboundEvent, InboundKind, InboundSink, MessageRef, Reaction,
@@ -37,6 +38,8 @@ impl InboundSink for Engine {
         if let Err(error) = self.inner.store.attach_message(question, &message).await {
             warn!(channel, %question, %error, "could not attach a message to its question");
         }
+        self.lock_opening()
+            .remove(&(channel.to_owned(), message.conversation.clone()));
     }
 
     async fn cursor(&self, channel: &str) -> Option<String> {
@@ -192,6 +195,7 @@ impl Engine {
             ButtonAction::Skip => (QuestionStatus::Skipped, None),
             ButtonAction::Answer => return Ok(self.ask_form(channel, &record)),
             ButtonAction::Other => {
+                self.opened_free_text(channel, &event.conversation);
                 return Ok(Reaction::AskFreeText {
                     question: record.id.clone(),
                     token: ButtonToken {
@@ -378,9 +382,11 @@ impl Engine {
                 break;
             }
             // One indexed query, not a read of every pending question: this
-            // runs for every message that matches no question.
+            // runs for every message that matches no question. A reply to a
+            // force-reply whose message is not attached yet waits too.
             let since = self.inner.clock.now() - JUST_ASKED_MS;
-            on_its_way = store.undelivered_since(channel, since).await?;
+            on_its_way = (reply_to.is_some() && self.free_text_opening(channel, &event.conversation))
+                || store.undelivered_since(channel, since).await?;
             if on_its_way {
                 tokio::time::sleep(DELIVERY_RECORD_POLL).await;
                 waited += DELIVERY_RECORD_POLL;
@@ -433,6 +439,26 @@ impl Engine {
         Ok(Addressed::Open(Box::new(record)))
     }
 
+    fn lock_opening(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<(String, String), Instant>> {
+        self.inner.opening.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Notes that a free-text input was opened in `conversation`, until its
+    /// message is attached (or [`OPENING_FOR`] passed: its send failed).
+    fn opened_free_text(&self, channel: &str, conversation: &str) {
+        let mut opening = self.lock_opening();
+        opening.retain(|_, at| at.elapsed() < OPENING_FOR);
+        opening.insert((channel.to_owned(), conversation.to_owned()), Instant::now());
+    }
+
+    /// Whether a free-text input opened in `conversation` moments ago is not
+    /// attached yet.
+    fn free_text_opening(&self, channel: &str, conversation: &str) -> bool {
+        self.lock_opening()
+            .get(&(channel.to_owned(), conversation.to_owned()))
+            .is_some_and(|at| at.elapsed() < OPENING_FOR)
+    }
+
     async fn ended_notice(&self, id: &QuestionId, chrome: Chrome) -> Result<Reaction, EngineError> {
         let status = self.get(id).await?.map_or(QuestionStatus::Cancelled, |r| r.status);
         Ok(ended(status, chrome))
@@ -449,6 +475,10 @@ const DELIVERY_RECORD_POLL: Duration = Duration::from_millis(25);
 /// How recent a question must be for a direct message to wait for its
 /// delivery to be stored, in milliseconds.
 const JUST_ASKED_MS: i64 = 10_000;
+
+/// How long a free-text input counts as being opened: its message is sent
+/// in its conversation's turn, which after a burst can take this long.
+const OPENING_FOR: Duration = Duration::from_secs(60);
 
 /// Whether handling an event wrote to the store (only then is the event
 /// recorded as seen: a reaction that changed nothing writes nothing).

@@ -8,7 +8,9 @@ mod support;
 
 use std::time::Duration;
 
-use askgate_core::channel::{ChannelError, InboundKind, InboundSink, MessageRef, Reaction, UserRef};
+use askgate_core::channel::{
+    ChannelError, Delivery, Destination, InboundKind, InboundSink, MessageRef, Reaction, UserRef,
+};
 use askgate_core::{ButtonAction, ButtonToken, Presentation, QuestionId};
 use askgate_engine::{DirectAnswer, DirectItem, EngineError, SessionKind, Submitted};
 use askgate_store::QuestionStatus;
@@ -799,4 +801,72 @@ async fn more_pending_questions_than_a_start_up_page_are_all_taken_up() {
     })
     .await
     .expect("every pending question expired");
+}
+
+/// A channel that sends nothing (askgate's own page) costs no commit of its
+/// own: the question is stored delivered and finished in its one insert,
+/// the channel is never called, and neither an answer nor a restart takes
+/// it up to deliver or edit.
+#[tokio::test]
+async fn a_channel_that_sends_nothing_is_delivered_and_finished_with_the_question() {
+    let chat = askgate_testkit::FakeChannel::sending_nothing("chat");
+    let h = support::start(tempfile::tempdir().unwrap(), askgate_engine::Clock::manual(START), chat).await;
+    let accepted = h.engine.ask(question("alice", single())).await.unwrap();
+    let destination = Destination {
+        conversation: "dm-alice".into(),
+        thread: None,
+    };
+    let in_place = Some(Delivery::in_place(&accepted.id, &destination));
+    assert_eq!(accepted.delivery, in_place, "delivered as it is accepted");
+    assert_eq!(h.engine.get(&accepted.id).await.unwrap().unwrap().delivery, in_place);
+    h.engine
+        .handle("chat", tap(&accepted, "e1", "u-alice", ButtonAction::Choose(0)))
+        .await
+        .expect("the event is stored");
+    assert_eq!(h.ended(&accepted.id).await.status, QuestionStatus::Answered);
+    let store = h.engine.store().clone();
+    assert!(
+        askgate_store::Store::unfinished(store.as_ref())
+            .await
+            .unwrap()
+            .is_empty(),
+        "stored finished: nothing to edit"
+    );
+    let h = h.stop().start_again().await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(h.chat.calls().is_empty(), "never called: {:?}", h.chat.calls());
+}
+
+/// A reply to Other…'s force-reply that arrives before askgate attached the
+/// force-reply to its question (the send's answer still on its way) waits a
+/// moment for the attach, instead of being taken for a reply to nothing.
+#[tokio::test]
+async fn a_reply_that_outruns_its_force_reply_s_attach_is_still_read() {
+    let h = harness().await;
+    let record = h.ask("team", single()).await;
+    let opened = h
+        .engine
+        .handle("chat", tap(&record, "e1", "u-alice", ButtonAction::Other))
+        .await
+        .expect("the event is stored");
+    assert!(matches!(opened, Reaction::AskFreeText { .. }), "{opened:?}");
+    let force_reply = MessageRef {
+        conversation: "group-1".into(),
+        message: "force-1".into(),
+    };
+    let mut reply = typed(&record, "e2", "u-alice", "in two weeks", false);
+    if let InboundKind::TextReply { reply_to, .. } = &mut reply.kind {
+        *reply_to = Some(force_reply.clone());
+    }
+    let replying = {
+        let engine = h.engine.clone();
+        tokio::spawn(async move { engine.handle("chat", reply).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    h.engine.attach("chat", &record.id, force_reply).await;
+    replying.await.unwrap().expect("the event is stored");
+    assert_eq!(
+        result(&h.ended(&record.id).await),
+        json!({"status": "answered", "answers": {"answers": {"deploy": ["in two weeks"]}}})
+    );
 }

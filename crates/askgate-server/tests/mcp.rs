@@ -194,15 +194,7 @@ async fn the_tools_are_listed_with_their_schemas_and_the_guidance_word_for_word(
     );
     // Every field says what the OpenAPI document says: one source.
     let option = &question["properties"]["options"]["items"]["properties"];
-    for (field, text) in askgate_core::guidance::FIELD_DESCRIPTIONS {
-        let described = match field.rsplit_once('.') {
-            None => &schema["properties"][field],
-            Some(("questions[]", name)) => &question["properties"][name],
-            Some(("questions[].options[]", name)) => &option[name],
-            Some(_) => panic!("a field the test does not place: {field}"),
-        };
-        assert_eq!(described["description"], text, "{field}");
-    }
+    support::assert_fields_described(&schema["properties"], &question["properties"], option);
     for tool in &tools {
         let output = Value::Object((**tool.output_schema.as_ref().unwrap()).clone());
         assert_eq!(output["type"], "object", "{}", tool.name);

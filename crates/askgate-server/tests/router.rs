@@ -479,15 +479,7 @@ async fn every_field_of_the_ask_user_arguments_is_described_as_the_guidance_says
     let request = &schemas["QuestionRequest"]["properties"];
     let question = &schemas["AskQuestion"]["properties"];
     let option = &question["options"]["items"]["properties"];
-    for (field, text) in askgate_core::guidance::FIELD_DESCRIPTIONS {
-        let schema = match field.rsplit_once('.') {
-            None => &request[field],
-            Some(("questions[]", name)) => &question[name],
-            Some(("questions[].options[]", name)) => &option[name],
-            Some(_) => panic!("a field the test does not place: {field}"),
-        };
-        assert_eq!(schema["description"], text, "{field}");
-    }
+    support::assert_fields_described(request, question, option);
 }
 
 #[tokio::test]

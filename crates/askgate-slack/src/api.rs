@@ -194,6 +194,13 @@ pub fn describe(error: &SlackClientError) -> String {
         SlackClientError::ApiError(api) => api.code.clone(),
         SlackClientError::RateLimitError(_) => "ratelimited".into(),
         SlackClientError::HttpError(http) => format!("HTTP {}", http.status_code),
+        // slack-morphism's own text wraps the cause in Debug output
+        // (`Some(hyper_util::…ConnectError("dns error", …))`) and does not
+        // expose it as a `source`: the cause it keeps, down to its innermost
+        // one, says what happened ("failed to lookup address information").
+        SlackClientError::HttpProtocolError(slack_morphism::errors::SlackClientHttpProtocolError {
+            cause: Some(cause),
+        }) => askgate_adapter::cause::with_cause(cause.as_ref()),
         other => other.to_string(),
     }
 }

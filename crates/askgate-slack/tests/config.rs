@@ -179,3 +179,14 @@ async fn the_recipient_block_told_to_a_stranger_configures_that_conversation() {
         "{room}"
     );
 }
+
+/// A Slack that cannot be reached is described by what happened (here the
+/// connection refused), not by the client library's Debug output.
+#[tokio::test]
+async fn slack_out_of_reach_is_described_by_its_cause() {
+    let api = askgate_slack::api::Api::new("xoxb-unused", "http://127.0.0.1:9");
+    let error = api.auth_test().await.expect_err("nothing listens on port 9");
+    let detail = askgate_slack::api::describe(&error);
+    assert!(detail.to_lowercase().contains("connection refused"), "{detail}");
+    assert!(!detail.contains("Some(") && !detail.contains("hyper"), "{detail}");
+}

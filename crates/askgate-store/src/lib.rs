@@ -120,6 +120,10 @@ pub struct InsertRules {
     pub max_pending_per_agent: Option<u32>,
     /// At most this many pending questions per recipient.
     pub max_pending_per_recipient: Option<u32>,
+    /// The question's channel has nothing to edit when it ends (askgate's
+    /// own page): it is stored as finished already, so that ending it
+    /// costs no second commit and start-up never takes it up to edit.
+    pub nothing_to_edit: bool,
 }
 
 /// An agent's idempotency key and what it was sent with.

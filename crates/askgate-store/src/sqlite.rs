@@ -590,8 +590,8 @@ async fn insert_in(
     }
     let inserted = sqlx::query(
         "INSERT INTO questions (id, status, agent, session_id, run_id, recipient, channel, conversation, \
-         locale, request, created_at, expires_at, delivery, progress, resolution, resolved_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         locale, request, created_at, expires_at, delivery, progress, resolution, resolved_at, finished) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(id.as_str())
     .bind(question.status.as_str())
@@ -609,6 +609,7 @@ async fn insert_in(
     .bind(progress)
     .bind(resolution)
     .bind(resolved_at)
+    .bind(rules.nothing_to_edit)
     .execute(&mut *tx)
     .await;
     match inserted {

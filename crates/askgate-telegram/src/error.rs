@@ -19,7 +19,8 @@ pub fn channel_error(error: &RequestError) -> ChannelError {
             reason: format!("the group became supergroup {chat}: configure that chat id"),
         },
         RequestError::Network(error) => ChannelError::Unavailable {
-            reason: error.to_string(),
+            // teloxide has taken the URL, which holds the token, out of the error.
+            reason: askgate_adapter::cause::with_cause(error),
         },
         RequestError::InvalidJson { .. } => ChannelError::Unavailable {
             reason: "Telegram answered with something that is not its JSON".into(),

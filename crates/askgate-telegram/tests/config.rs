@@ -112,3 +112,18 @@ async fn the_recipient_block_told_to_a_stranger_configures_that_chat() {
         "{topic}"
     );
 }
+
+/// A Telegram that cannot be reached is described by what happened (here
+/// the connection refused), and never with the token.
+#[tokio::test]
+async fn telegram_out_of_reach_is_described_by_its_cause_without_the_token() {
+    let channel = askgate_telegram::TelegramChannel::new(
+        "tg",
+        "123456:SecretNeverShown",
+        Some("http://127.0.0.1:9".parse().unwrap()),
+    );
+    let error = channel.check().await.expect_err("nothing listens on port 9");
+    let said = error.to_string();
+    assert!(said.contains("error sending request: Connection refused"), "{said}");
+    assert!(!said.contains("SecretNeverShown"), "{said}");
+}

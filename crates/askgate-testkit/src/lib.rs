@@ -55,6 +55,8 @@ pub enum Call {
 pub struct FakeChannel {
     name: String,
     capabilities: Capabilities,
+    /// [`Channel::sends_nothing`], as askgate's own page.
+    sends_nothing: bool,
     state: Arc<State>,
 }
 
@@ -110,7 +112,17 @@ impl FakeChannel {
         Self {
             name: name.to_owned(),
             capabilities,
+            sends_nothing: false,
             state: Arc::default(),
+        }
+    }
+
+    /// A fake that, like askgate's own page, sends nothing
+    /// ([`Channel::sends_nothing`]): the engine should never call it.
+    pub fn sending_nothing(name: &str) -> Self {
+        Self {
+            sends_nothing: true,
+            ..Self::with_buttons(name)
         }
     }
 
@@ -210,6 +222,10 @@ impl Channel for FakeChannel {
 
     fn capabilities(&self) -> &Capabilities {
         &self.capabilities
+    }
+
+    fn sends_nothing(&self) -> bool {
+        self.sends_nothing
     }
 
     async fn deliver(&self, outgoing: &Outgoing<'_>) -> Result<Delivery, DeliveryError> {

@@ -17,7 +17,7 @@ pub use preview::preview;
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 
-use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, MessageRef, Outgoing, UserRef};
+use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, Outgoing, UserRef};
 use askgate_core::render::{ButtonLimits, FreeTextInput};
 use askgate_core::{Capabilities, Presentation, QuestionId};
 use askgate_engine::{DirectAnswer, DirectItem, Submitted, summary_of};
@@ -79,15 +79,17 @@ impl Channel for WebChannel {
     async fn deliver(&self, outgoing: &Outgoing<'_>) -> Result<Delivery, DeliveryError> {
         // The page lists pending questions itself; the "message" is the page
         // entry, named by the question so that delivering twice is one entry.
-        Ok(Delivery::new(vec![MessageRef {
-            conversation: outgoing.to.conversation.clone(),
-            message: outgoing.question.to_string(),
-        }]))
+        // (The engine stores this with the question: `sends_nothing`.)
+        Ok(Delivery::in_place(outgoing.question, outgoing.to))
     }
 
     async fn finish(&self, _delivery: &Delivery, _prompt: &Presentation, _summary: &str) -> Result<(), ChannelError> {
         // The page shows an ended question's summary from the store.
         Ok(())
+    }
+
+    fn sends_nothing(&self) -> bool {
+        true
     }
 }
 

@@ -92,3 +92,19 @@ pub(crate) async fn send_to(router: &Router, request: Request<Body>) -> (StatusC
         serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
     (status, value)
 }
+
+/// Asserts that every field of the `ask_user` arguments is described in a
+/// published schema as the model guidance says (one source for OpenAPI and
+/// MCP): `request` holds the top-level properties, `question` a question's,
+/// `option` an option's.
+pub(crate) fn assert_fields_described(request: &Value, question: &Value, option: &Value) {
+    for (field, text) in askgate_core::guidance::FIELD_DESCRIPTIONS {
+        let schema = match field.rsplit_once('.') {
+            None => &request[field],
+            Some(("questions[]", name)) => &question[name],
+            Some(("questions[].options[]", name)) => &option[name],
+            Some(_) => panic!("a field the test does not place: {field}"),
+        };
+        assert_eq!(schema["description"], text, "{field}");
+    }
+}
