@@ -102,21 +102,26 @@ fn decode_message(event_id: String, message: &Message, bot_username: Option<&str
     let reply_to = message
         .reply_to_message()
         .map(|replied| reference(replied.chat.id, replied.id));
+    // `/start`, `/help` — with a deep link's payload after it or not: a
+    // person talking to the bot, not answering; where the chat is no
+    // recipient's, it is told how to become one.
+    if let Some(text) = message.text()
+        && let Some(greeting) = command(text.split_whitespace().next().unwrap_or_default())
+        && greeting.is_for(bot_username)
+        && GREETINGS.iter().any(|name| greeting.name.eq_ignore_ascii_case(name))
+    {
+        return Some(Decoded {
+            event: event(event_id, from, message, InboundKind::Greeting { message: this }),
+            ack: Ack::Message {
+                chat: message.chat.id,
+                message: message.id,
+            },
+        });
+    }
     let text = match (&common.media_kind, message.text()) {
         (MediaKind::Text(_), Some(text)) => match command(text) {
             Some(command) if !command.is_for(bot_username) => return None,
             Some(command) if command.name.eq_ignore_ascii_case("skip") => Some("/skip".to_owned()),
-            // `/start`, `/help`: a person talking to the bot, not answering;
-            // where the chat is no recipient's, it is told how to become one.
-            Some(command) if GREETINGS.iter().any(|name| command.name.eq_ignore_ascii_case(name)) => {
-                return Some(Decoded {
-                    event: event(event_id, from, message, InboundKind::Greeting { message: this }),
-                    ack: Ack::Message {
-                        chat: message.chat.id,
-                        message: message.id,
-                    },
-                });
-            }
             Some(_) => None,
             None => Some(text.to_owned()),
         },
@@ -163,7 +168,8 @@ fn event(event_id: String, from: &User, message: &Message, kind: InboundKind) ->
 
 /// A message that is nothing but a bot command: `/skip`, or in a group
 /// `/skip@askgate_bot` (Telegram's own syntax: up to 32 letters, digits and
-/// underscores). A command with more text after it is read as text.
+/// underscores). A command with more text after it is read as text, but
+/// for the greetings (`/start ref`, a deep link's payload).
 struct Command<'a> {
     name: &'a str,
     addressee: Option<&'a str>,

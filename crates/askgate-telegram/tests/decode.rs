@@ -128,7 +128,13 @@ fn other_commands_are_not_answers_and_text_after_a_slash_is_text() {
     // `/start` or `/help` is the person greeting the bot: not their answer
     // (a chat no recipient has is told its recipient block); another
     // command is no answer either.
-    for (typed, greeting) in [("/start", true), ("/help@askgate_test_bot", true), ("/settings", false)] {
+    for (typed, greeting) in [
+        ("/start", true),
+        ("/help@askgate_test_bot", true),
+        // A deep link (`t.me/bot?startgroup=ref`) sends its payload along.
+        ("/start@askgate_test_bot ref-42", true),
+        ("/settings", false),
+    ] {
         let decoded = decode(&group_command(typed), bot).expect("a command is decoded");
         let kind = &decoded.event.kind;
         assert_eq!(
@@ -140,7 +146,12 @@ fn other_commands_are_not_answers_and_text_after_a_slash_is_text() {
             "{typed}: {kind:?}"
         );
     }
-    for typed in ["/var/log should stay", "/skip the tests", "/"] {
+    for typed in [
+        "/var/log should stay",
+        "/skip the tests",
+        "/",
+        "/start@some_other_bot ref",
+    ] {
         assert_eq!(text_of(decode(&group_command(typed), bot)), Some(typed.to_owned()));
     }
 }
