@@ -21,11 +21,11 @@ use tracing::{info, warn};
 use crate::clock::Clock;
 use crate::recipient::Recipient;
 
-/// How many times a retryable delivery failure is retried before the
-/// question resolves as `delivery_failed`.
 /// How many pending questions start-up reads at a time.
 const START_PAGE: u32 = 1000;
 
+/// How many times a retryable delivery failure is retried before the
+/// question resolves as `delivery_failed`.
 const MAX_DELIVERY_ATTEMPTS: u32 = 6;
 
 /// Changes buffered for slow subscribers before they must re-read the store.
@@ -384,11 +384,7 @@ impl Engine {
         let limits = self.limits();
         // askgate's own page sends nothing: its delivery is known now and is
         // stored with the question, in the question's own commit.
-        let sends_nothing = self
-            .inner
-            .channels
-            .get(&recipient.channel)
-            .is_some_and(|channel| channel.sends_nothing());
+        let sends_nothing = self.sends_nothing(&recipient.channel);
         let rules = InsertRules {
             idempotency: new.idempotency_key.as_ref().map(|key| IdempotencyKey {
                 key: key.clone(),
@@ -733,17 +729,21 @@ impl Engine {
         self.resolve(id, resolution).await.map(drop)
     }
 
+    /// Whether `channel` sends nothing (askgate's own page): its delivery is
+    /// stored with the question and it is never asked to edit.
+    fn sends_nothing(&self, channel: &str) -> bool {
+        self.inner
+            .channels
+            .get(channel)
+            .is_some_and(|channel| channel.sends_nothing())
+    }
+
     fn spawn_finish(&self, record: QuestionRecord) {
         let Some(delivery) = record.delivery.clone() else {
             return;
         };
         // Nothing to edit, and stored as finished with the question.
-        if self
-            .inner
-            .channels
-            .get(&record.channel)
-            .is_some_and(|channel| channel.sends_nothing())
-        {
+        if self.sends_nothing(&record.channel) {
             return;
         }
         let engine = self.clone();
