@@ -467,6 +467,92 @@ async function reconnect(page, link, reads) {
   await visible(recentCard(page, asked), 'the summary of the question cancelled after the reconnect');
 }
 
+// More pending than the state lists: a page opened now shows the first page
+// and counts them all; a question asked meanwhile counts at once and shows
+// when the person pages to it, one that ends leaves the count, "Show more"
+// loads the rest, and once every card is there a new one gets its card live.
+async function paging(context) {
+  const ids = [];
+  for (let n = 0; n < 60; n++) ids.push(await ask({ questions: [DEPLOY], timeoutSeconds: 3600 }));
+  const state = await (await fetch(`${LINK}/api/state`)).json();
+  assert.equal(state.pendingCount, ids.length, `the state counts every pending question: ${state.pendingCount}`);
+  const first = state.pending.length;
+  assert.ok(first > 0 && first < ids.length, `the state lists one page (${first}) of ${ids.length}`);
+  assert.equal(state.more, true, 'the state says more are pending');
+
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
+  });
+  const count = page.locator('[data-testid="pending-count"]');
+  const cards = page.locator('[data-testid="question-card"]');
+  const more = page.locator('[data-testid="show-more"]');
+  const shownOf = page.locator('[data-testid="shown-of"]');
+  const counted = (n) =>
+    until(`the page counts ${n} waiting`, async () => (await count.textContent()) === `${n} waiting`);
+  try {
+    await page.goto(LINK, { waitUntil: 'load' });
+    await page.locator('[data-testid="connection"][data-state="live"]').waitFor({ timeout: WAIT_MS });
+    await counted(ids.length);
+    await until(`the first ${first} cards are shown`, async () => (await cards.count()) === first);
+    assert.deepEqual(
+      await cards.evaluateAll((nodes) => nodes.map((node) => node.dataset.questionId)),
+      ids.slice(0, first),
+      'the first page, oldest first',
+    );
+    await visible(more, 'the "Show more" button');
+    assert.equal(await shownOf.textContent(), `Showing ${first} of ${ids.length}`);
+    assert.equal(await page.title(), `(${ids.length}) askgate`);
+    await assertPhoneLayout(page, page.locator('[data-testid="more"]'), 'Show more');
+
+    // Asked now: counted at once, shown when the person pages to it.
+    const late = await ask({ questions: [DEPLOY], timeoutSeconds: 3600 });
+    ids.push(late);
+    await counted(ids.length);
+    assert.equal(await card(page, late).count(), 0, 'a question beyond the last card waits for Show more');
+    // One not shown yet ends: it leaves the count.
+    const unseen = ids[first + 2];
+    assert.equal((await api('POST', `/v1/questions/${unseen}/cancel`)).status, 200);
+    ids.splice(ids.indexOf(unseen), 1);
+    await counted(ids.length);
+    const note = `Showing ${first} of ${ids.length}`;
+    await until('the note says how many are shown', async () => (await shownOf.textContent()) === note);
+
+    await more.click();
+    await until('every pending card is shown', async () => (await cards.count()) === ids.length);
+    assert.deepEqual(
+      await cards.evaluateAll((nodes) => nodes.map((node) => node.dataset.questionId)),
+      ids,
+      'Show more added the rest in order, the late one last',
+    );
+    await until('the "Show more" row goes once every card is shown', async () =>
+      page.locator('[data-testid="more"]').isHidden(),
+    );
+    assert.equal(await count.textContent(), `${ids.length} waiting`);
+    const focused = await page.evaluate(() => {
+      const card = document.activeElement && document.activeElement.closest('[data-testid="question-card"]');
+      return card ? card.dataset.questionId : null;
+    });
+    assert.equal(focused, ids[first], 'with the button gone, the focus is on the first card it showed');
+
+    // Every card is there: a new question gets its card live, and one that ends leaves.
+    const live = await ask({ questions: [DEPLOY] });
+    ids.push(live);
+    await visible(card(page, live), 'a question asked once every card is shown');
+    await counted(ids.length);
+    assert.equal((await api('POST', `/v1/questions/${ids[0]}/cancel`)).status, 200);
+    await gone(card(page, ids[0]), 'the cancelled question');
+    ids.shift();
+    await counted(ids.length);
+    assert.deepEqual(problems, [], 'the second page logged no errors');
+  } finally {
+    for (const id of ids) await api('POST', `/v1/questions/${id}/cancel`);
+    await page.close();
+  }
+}
+
 // --- running them ---
 
 async function main() {
@@ -553,9 +639,14 @@ async function main() {
       ['(b) a single-select question answered by a tap', singleTap, {}],
       ['(c) a two-question prompt through the stepper', stepper, {}],
       ['(d) Skip gives no_answer', skip, {}],
-      ["(e) a refused answer shows askgate's message; the next tap answers", refusedAnswer, { failing: true }],
       [
-        '(f) after askgate comes back, the page reads the state and catches up',
+        '(e) more pending than a page: the count shows them all, Show more loads the rest, a new one counts live',
+        () => paging(context),
+        {},
+      ],
+      ["(f) a refused answer shows askgate's message; the next tap answers", refusedAnswer, { failing: true }],
+      [
+        '(g) after askgate comes back, the page reads the state and catches up',
         (page) => reconnect(page, link, () => stateReads),
         { failing: true, readsState: true },
       ],

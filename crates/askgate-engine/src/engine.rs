@@ -1,7 +1,7 @@
 //! The engine: one place where a question's life is decided.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use askgate_adapter::backoff::{backoff, retry_delay};
@@ -197,6 +197,14 @@ pub struct Engine {
     pub(crate) inner: Arc<Inner>,
 }
 
+/// The agents waiting for one question: woken when it ends, with the ended
+/// record when the resolution that woke them had it.
+#[derive(Default)]
+struct Waiter {
+    woken: Notify,
+    ended: OnceLock<QuestionRecord>,
+}
+
 pub(crate) struct Inner {
     pub(crate) store: Arc<dyn Store>,
     pub(crate) channels: HashMap<String, Arc<dyn Channel>>,
@@ -206,7 +214,7 @@ pub(crate) struct Inner {
     changes: broadcast::Sender<Arc<QuestionRecord>>,
     /// One wake-up per question with waiting agents, so that an answer wakes
     /// only its own waiters (a shared channel would wake all of them).
-    waiters: Mutex<HashMap<QuestionId, Arc<Notify>>>,
+    waiters: Mutex<HashMap<QuestionId, Arc<Waiter>>>,
     deadlines: Mutex<BTreeSet<(Timestamp, QuestionId)>>,
     deadline_added: Notify,
     limits: Mutex<Limits>,
@@ -450,46 +458,87 @@ impl Engine {
 
     /// The question once it has ended, or as it is after `max` has passed.
     pub async fn wait(&self, id: &QuestionId, max: Duration) -> Result<QuestionRecord, EngineError> {
-        let woken = self.waiter(id);
+        self.wait_if(id, max, |_| true).await
+    }
+
+    /// [`Engine::wait`] for a question that `agent` asked: another's is
+    /// [`EngineError::NotFound`]. One store read where a check before the
+    /// wait would take two.
+    pub async fn wait_for_agent(
+        &self,
+        agent: &str,
+        id: &QuestionId,
+        max: Duration,
+    ) -> Result<QuestionRecord, EngineError> {
+        self.wait_if(id, max, |record| record.agent == agent).await
+    }
+
+    /// Waits for a question whose first read passes `check` (else
+    /// `NotFound`). The question is read once; the resolution that wakes the
+    /// wait hands over the ended record, so an answer costs no second read.
+    async fn wait_if(
+        &self,
+        id: &QuestionId,
+        max: Duration,
+        check: impl Fn(&QuestionRecord) -> bool,
+    ) -> Result<QuestionRecord, EngineError> {
+        let waiter = self.waiter(id);
         let deadline = self.inner.clock.sleep(max);
         tokio::pin!(deadline);
+        let mut first = true;
         loop {
             // Registered before the store is read, so that a resolution in
             // between is not missed.
-            let notified = woken.notified();
+            let notified = waiter.woken.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
+            if let Some(ended) = waiter.ended.get() {
+                return Ok(ended.clone());
+            }
             let record = self.get(id).await?.ok_or(EngineError::NotFound)?;
+            if first && !check(&record) {
+                return Err(EngineError::NotFound);
+            }
+            first = false;
             if record.status.is_final() {
                 // Nobody waits on an ended question beyond this read: drop its entry.
-                self.wake_waiters(id);
+                self.wake_waiters(id, None);
                 return Ok(record);
             }
             if max.is_zero() {
                 return Ok(record);
             }
             tokio::select! {
-                () = &mut notified => {}
+                () = &mut notified => {
+                    if let Some(ended) = waiter.ended.get() {
+                        return Ok(ended.clone());
+                    }
+                }
                 () = &mut deadline => return self.get(id).await?.ok_or(EngineError::NotFound),
             }
         }
     }
 
-    fn waiter(&self, id: &QuestionId) -> Arc<Notify> {
+    fn waiter(&self, id: &QuestionId) -> Arc<Waiter> {
         let mut waiters = self.inner.waiters.lock().unwrap_or_else(PoisonError::into_inner);
         waiters.entry(id.clone()).or_default().clone()
     }
 
-    /// Wakes the agents waiting for `id`; it has ended, so none will wait again.
-    fn wake_waiters(&self, id: &QuestionId) {
-        let woken = self
+    /// Wakes the agents waiting for `id`, handing them the ended record when
+    /// the caller has it; it has ended, so none will wait again.
+    fn wake_waiters(&self, id: &QuestionId, ended: Option<&QuestionRecord>) {
+        let waiter = self
             .inner
             .waiters
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(id);
-        if let Some(woken) = woken {
-            woken.notify_waiters();
+        if let Some(waiter) = waiter {
+            if let Some(ended) = ended {
+                // Set once: an entry is removed by the first wake.
+                let _ = waiter.ended.set(ended.clone());
+            }
+            waiter.woken.notify_waiters();
         }
     }
 
@@ -609,7 +658,7 @@ impl Engine {
         self.lock_deadlines().remove(&(record.expires_at, record.id.clone()));
         info!(question = %record.id, channel = %record.channel, status = %record.status, "question ended");
         self.inner.observer.question_resolved(record);
-        self.wake_waiters(&record.id);
+        self.wake_waiters(&record.id, Some(record));
         self.publish(record.clone());
         self.spawn_finish(record.clone());
     }

@@ -16,7 +16,7 @@ use askgate_core::chrome::Chrome;
 use askgate_core::form::FormValue;
 use askgate_core::request::MAX_FREE_TEXT_CHARS;
 use askgate_core::{ButtonAction, ButtonToken, Locale, QuestionId, ReplyOutcome, ReplyReader};
-use askgate_store::{QuestionRecord, QuestionStatus, Resolution};
+use askgate_store::{ProgressSaved, QuestionRecord, QuestionStatus, Resolution, StoreError};
 use async_trait::async_trait;
 use tracing::warn;
 
@@ -229,18 +229,32 @@ impl Engine {
         confirm: Confirm,
         wrote: &mut Wrote,
     ) -> Result<Reaction, EngineError> {
-        let record = match self.addressed(channel, event, id).await? {
-            Addressed::Open(record) => record,
-            Addressed::Refused(reaction) => return Ok(reaction),
+        // Another partial reply to the same prompt may be saved between
+        // reading the progress and saving it (the store refuses then): read
+        // again and take this one on top of it.
+        let mut attempt = 0;
+        let (record, skipped, applied) = loop {
+            let record = match self.addressed(channel, event, id).await? {
+                Addressed::Open(record) => record,
+                Addressed::Refused(reaction) => return Ok(reaction),
+            };
+            let reader = ReplyReader::new(&record.request);
+            let outcome = match given {
+                Given::Text(text) => reader.read(&record.progress, text),
+                Given::Form(values) => reader.read_form(&record.progress, values),
+            };
+            let skipped = matches!(outcome, ReplyOutcome::Skipped);
+            match self.apply(&record, event, outcome, wrote).await? {
+                Some(applied) => break (record, skipped, applied),
+                None if attempt < PROGRESS_ATTEMPTS => attempt += 1,
+                None => {
+                    let busy = format!("question {}: other replies kept saving their progress first", record.id);
+                    return Err(StoreError::Unavailable(busy).into());
+                }
+            }
         };
         let chrome = record.locale.chrome();
-        let reader = ReplyReader::new(&record.request);
-        let outcome = match given {
-            Given::Text(text) => reader.read(&record.progress, text),
-            Given::Form(values) => reader.read_form(&record.progress, values),
-        };
-        let skipped = matches!(outcome, ReplyOutcome::Skipped);
-        Ok(match (self.apply(&record, event, outcome, wrote).await?, confirm) {
+        Ok(match (applied, confirm) {
             (Applied::Refused(reaction), _) => reaction,
             (Applied::Partial(text), Confirm::InConversation) => Reaction::Reply { text },
             // The message itself is edited into the summary: no reply needed.
@@ -251,28 +265,36 @@ impl Engine {
         })
     }
 
-    /// Applies what a reply or a form said to an open question.
+    /// Applies what a reply or a form said to an open question; `None` when
+    /// another reply saved progress since `record` was read.
     async fn apply(
         &self,
         record: &QuestionRecord,
         event: &InboundEvent,
         outcome: ReplyOutcome,
         wrote: &mut Wrote,
-    ) -> Result<Applied, EngineError> {
+    ) -> Result<Option<Applied>, EngineError> {
         let chrome = record.locale.chrome();
         if let ReplyOutcome::Partial { answers, .. } | ReplyOutcome::Answered(answers) = &outcome
             && let Some((_, chars)) = answers.too_long()
         {
             // Refused whole, never cut: the person decides what to leave out.
             let text = chrome.answer_too_long(chars, MAX_FREE_TEXT_CHARS);
-            return Ok(Applied::Refused(Reaction::Reply { text }));
+            return Ok(Some(Applied::Refused(Reaction::Reply { text })));
         }
         let resolved = match outcome {
-            ReplyOutcome::NotAnAnswer => return Ok(Applied::Refused(not_an_answer(record))),
+            ReplyOutcome::NotAnAnswer => return Ok(Some(Applied::Refused(not_an_answer(record)))),
             ReplyOutcome::Partial { answers, took, missing } => {
                 wrote.0 = true;
-                if !self.inner.store.save_progress(&record.id, &answers).await? {
-                    return Ok(Applied::Refused(self.ended_notice(&record.id, chrome).await?));
+                match self
+                    .inner
+                    .store
+                    .save_progress(&record.id, &record.progress, &answers)
+                    .await?
+                {
+                    ProgressSaved::Saved => {}
+                    ProgressSaved::Changed => return Ok(None),
+                    _ => return Ok(Some(Applied::Refused(self.ended_notice(&record.id, chrome).await?))),
                 }
                 if let Some(updated) = self.get(&record.id).await? {
                     self.publish(updated);
@@ -282,7 +304,7 @@ impl Engine {
                 let missing: Vec<String> = missing.iter().map(header).collect();
                 let took: Vec<&str> = took.iter().map(String::as_str).collect();
                 let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
-                return Ok(Applied::Partial(chrome.got_still_needed(&took, &missing)));
+                return Ok(Some(Applied::Partial(chrome.got_still_needed(&took, &missing))));
             }
             ReplyOutcome::Skipped => {
                 wrote.0 = true;
@@ -295,8 +317,8 @@ impl Engine {
             }
         };
         match resolved {
-            Some(_) => Ok(Applied::Resolved),
-            None => Ok(Applied::Refused(self.ended_notice(&record.id, chrome).await?)),
+            Some(_) => Ok(Some(Applied::Resolved)),
+            None => Ok(Some(Applied::Refused(self.ended_notice(&record.id, chrome).await?))),
         }
     }
 
@@ -511,6 +533,10 @@ enum Applied {
     /// The question ended with it.
     Resolved,
 }
+
+/// How many times a partial reply is read again when others keep saving
+/// progress first, before it is refused as busy (to be sent again).
+const PROGRESS_ATTEMPTS: u32 = 8;
 
 enum Target {
     Question(QuestionId),

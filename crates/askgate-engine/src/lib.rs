@@ -5,6 +5,7 @@
 //! | [`engine`] | accepting, delivering, waiting, cancelling, expiring and resolving questions |
 //! | [`inbound`] | taps and typed replies from chat adapters ([`askgate_core::InboundSink`]) |
 //! | [`recipient`] | who a question goes to and who may answer it |
+//! | [`retention`] | deleting ended questions and remembered events past the retention |
 //! | [`clock`] | the injected clock (paused time in tests) |
 //!
 //! The engine talks to the [`askgate_store::Store`] and [`askgate_core::Channel`]
@@ -16,6 +17,7 @@ pub mod clock;
 pub mod engine;
 pub mod inbound;
 pub mod recipient;
+pub mod retention;
 
 pub use clock::Clock;
 pub use engine::{

@@ -141,6 +141,23 @@ async fn reactions_that_change_nothing_write_nothing() {
         );
         assert!(!store.event_seen("chat", id).await.unwrap(), "{id}: nothing is written");
     }
+    // Answer… on a two-question prompt opens its form, and writes nothing either.
+    let pair = h.ask("team", two()).await;
+    let opened = h
+        .engine
+        .handle("chat", tap(&pair, "form", "u-alice", ButtonAction::Answer))
+        .await
+        .unwrap();
+    assert!(matches!(opened, Reaction::AskForm { .. }), "{opened:?}");
+    assert!(
+        !store.event_seen("chat", "form").await.unwrap(),
+        "form: nothing is written"
+    );
+    assert_eq!(
+        store.get(&pair.id).await.unwrap().as_ref(),
+        Some(&pair),
+        "form: the question is as asked"
+    );
     let answered = h
         .engine
         .handle("chat", tap(&single, "answer", "u-alice", ButtonAction::Choose(0)))

@@ -626,6 +626,31 @@ async fn wait_returns_the_question_as_it_is_when_time_is_up() {
     ));
 }
 
+/// An agent waiting for its question is handed the record its resolution
+/// stored (the same as a read of it), and only the agent that asked may wait.
+#[tokio::test]
+async fn a_waiting_agent_gets_the_ended_record_and_only_its_own_question() {
+    let h = harness().await;
+    let record = h.ask("alice", single()).await;
+    assert!(matches!(
+        h.engine
+            .wait_for_agent("someone-else", &record.id, Duration::from_secs(5))
+            .await,
+        Err(EngineError::NotFound)
+    ));
+    let waiting = {
+        let engine = h.engine.clone();
+        let id = record.id.clone();
+        tokio::spawn(async move { engine.wait_for_agent("agent-1", &id, Duration::from_secs(30)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let cancelled = h.engine.cancel("agent-1", &record.id).await.unwrap();
+    let waited = tokio::time::timeout(PATIENCE, waiting).await.unwrap().unwrap().unwrap();
+    assert_eq!(waited.status, QuestionStatus::Cancelled);
+    assert_eq!(waited, cancelled);
+    assert_eq!(Some(waited), h.engine.get(&record.id).await.unwrap());
+}
+
 #[tokio::test]
 async fn a_message_left_unedited_by_a_crash_is_edited_on_the_next_start() {
     let h = harness().await;

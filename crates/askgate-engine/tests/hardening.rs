@@ -126,3 +126,37 @@ async fn a_typed_answer_longer_than_askgate_takes_is_refused_with_a_sentence() {
         Some(2000)
     );
 }
+
+/// Two partial replies to one prompt handled at the same moment (two
+/// platform deliveries, two replicas): both are kept, neither overwrites the
+/// other's progress.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_partial_replies_at_once_are_both_kept() {
+    let h = harness().await;
+    let three = askgate_core::validate_json(
+        r#"{"questions":[
+            {"id":"deploy","header":"Deploy","question":"Where?","options":[{"label":"Staging"},{"label":"Production"}]},
+            {"id":"notify","header":"Notify","question":"Who?","options":[{"label":"Team"},{"label":"Nobody"}]},
+            {"id":"when","header":"When","question":"When?","options":[{"label":"Now"},{"label":"Tonight"}]}
+        ]}"#,
+    )
+    .unwrap();
+    for round in 0..10 {
+        let record = h.ask("alice", three.clone()).await;
+        let (notify, when) = tokio::join!(
+            h.engine
+                .handle("chat", typed(&record, &format!("n{round}"), "u-alice", "2: 1", false)),
+            h.engine
+                .handle("chat", typed(&record, &format!("w{round}"), "u-alice", "3: 2", false)),
+        );
+        notify.expect("the first reply is stored");
+        when.expect("the second reply is stored");
+        let stored = h.engine.get(&record.id).await.unwrap().unwrap();
+        assert!(
+            stored.progress.get("notify").is_some() && stored.progress.get("when").is_some(),
+            "round {round}: both partial replies are kept: {:?}",
+            stored.progress
+        );
+        h.engine.cancel("agent-1", &record.id).await.unwrap();
+    }
+}

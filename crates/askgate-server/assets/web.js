@@ -5,10 +5,16 @@
 // descriptions) and every summary goes into the page with textContent, never
 // as markup. The page talks to the API under its own path, /web/{key}.
 //
-// The page reads the whole state (api/state) once its event stream is open,
-// again after the stream reconnects or says it missed changes, and while the
-// stream is down; otherwise each event carries one changed question, which is
-// applied in place (at thousands of questions the state is megabytes).
+// The page reads the state (api/state) once its event stream is open, again
+// after the stream reconnects or says it missed changes, and while the stream
+// is down; otherwise each event carries one changed question, which is applied
+// in place, and then how many are pending. The state lists the first page of
+// pending questions (oldest first) and how many there are in all; "Show more"
+// reads the next page (api/pending?after=<the last one read>). A question that
+// becomes pending gets its card at once only when the page has every pending
+// card; otherwise it is beyond the last card and shows when the person pages
+// to it. The count comes from askgate after each change, never from adding up
+// events: the page cannot tell whether a question beyond its cards is new.
 'use strict';
 
 (function () {
@@ -17,6 +23,10 @@
   const DICT = {
     en: {
       pendingTitle: 'Waiting for you',
+      waiting: '{n} waiting',
+      shownOf: 'Showing {shown} of {n}',
+      showMore: 'Show more',
+      loadingMore: 'Loading…',
       recentTitle: 'Recent',
       empty: 'There is no question waiting for you right now.',
       forWho: 'For {name}',
@@ -61,6 +71,10 @@
     },
     'zh-CN': {
       pendingTitle: '等待你回答',
+      waiting: '{n} 个等待回答',
+      shownOf: '已显示 {shown} 个，共 {n} 个',
+      showMore: '显示更多',
+      loadingMore: '正在加载…',
       recentTitle: '最近',
       empty: '目前没有等待你回答的问题。',
       // 的 follows the name directly, with no space, be it Chinese or Latin.
@@ -154,8 +168,20 @@
     recipient: null,
     // Milliseconds to add to the local clock to get the server's.
     clockOffset: 0,
-    // Pending questions by id: { q, draft, el, parts, busy }.
+    // Pending questions by id: { q, draft, el, parts, busy }; the first ones,
+    // oldest first, as many as were read (every one when `complete`).
     cards: new Map(),
+    // How many are pending in all: askgate's latest count.
+    total: 0,
+    // Whether the cards are every pending question: then one that becomes
+    // pending gets its card at once.
+    complete: true,
+    // The last question read ({ id, createdAt }), in askgate's order: the
+    // next page starts after it (it may have ended since; askgate pages on
+    // from where it was).
+    cursor: null,
+    // Whether the person asked for the next page and it is being read.
+    loadingMore: false,
     // Ended questions, newest first, at most recentLimit (the state says how many).
     recent: [],
     recentLimit: 10,
@@ -634,64 +660,153 @@
 
   // --- state from the server ---
 
+  // Reads are made one at a time, the state before a next page: both change
+  // the cards, and a page read on top of a state read would place its cards
+  // after the wrong ones.
   let fetching = false;
-  let fetchAgain = false;
-  // Changes that arrived while the state was being read: applied after it, in
-  // order, since the state may have been read before or after each of them.
+  let wantState = false;
+  let wantMore = false;
+  // Changes that arrived during a read: applied after it, in order, since it
+  // may have been made before or after each of them.
   let held = [];
+  // No page is read by itself (see maybeLoadMore) before this time, after
+  // one could not be read.
+  let autoMoreAfter = 0;
 
-  async function refresh() {
+  function refresh() {
     if (view.broken) return;
-    if (fetching) {
-      fetchAgain = true;
-      return;
-    }
+    wantState = true;
+    pump();
+  }
+
+  function loadMore() {
+    if (view.broken || view.complete) return;
+    wantMore = true;
+    pump();
+  }
+
+  async function pump() {
+    if (fetching) return;
     fetching = true;
     try {
-      do {
-        fetchAgain = false;
-        const started = Date.now();
-        let response;
-        try {
-          response = await fetch(base + '/api/state', { headers: { accept: 'application/json' }, cache: 'no-store' });
-        } catch (_) {
-          break;
+      while ((wantState || wantMore) && !view.broken) {
+        if (wantState) {
+          wantState = false;
+          if (!(await readState())) break;
+          clearNetworkErrors();
+          // Read again if the stream (re)opened or missed changes meanwhile.
+          view.synced = !wantState;
+        } else {
+          wantMore = false;
+          if (!view.complete) await readMore();
         }
-        if (response.status === 404) {
-          showBroken();
-          break;
-        }
-        if (!response.ok) break;
-        const date = Date.parse(response.headers.get('date') || '');
-        if (!Number.isNaN(date)) {
-          const offset = date - (started + Date.now()) / 2;
-          // The Date header counts whole seconds; smaller differences are noise.
-          view.clockOffset = Math.abs(offset) > 1500 ? offset : 0;
-        }
-        apply(await response.json());
-        clearNetworkErrors();
-        // Read again if the stream (re)opened or missed changes meanwhile.
-        view.synced = !fetchAgain;
         applyHeld();
-      } while (fetchAgain);
+      }
     } catch (error) {
       console.error('askgate: could not read the state', error);
     } finally {
       fetching = false;
       applyHeld();
+      view.loadingMore = false;
+      renderMore();
+      maybeLoadMore();
+    }
+  }
+
+  // GET under the page's API: the response, or null when askgate could not be reached.
+  async function get(path) {
+    try {
+      return await fetch(base + path, { headers: { accept: 'application/json' }, cache: 'no-store' });
+    } catch (_) {
+      return null;
+    }
+  }
+
+  async function readState() {
+    // As many pending cards as the person had paged to, so that their cards
+    // (and what they chose on them) stay.
+    const had = view.cards.size;
+    const started = Date.now();
+    const response = await get('/api/state');
+    if (!response) return false;
+    if (response.status === 404) {
+      showBroken();
+      return false;
+    }
+    if (!response.ok) return false;
+    const date = Date.parse(response.headers.get('date') || '');
+    if (!Number.isNaN(date)) {
+      const offset = date - (started + Date.now()) / 2;
+      // The Date header counts whole seconds; smaller differences are noise.
+      view.clockOffset = Math.abs(offset) > 1500 ? offset : 0;
+    }
+    const state = await response.json();
+    let pending = Array.isArray(state.pending) ? state.pending : [];
+    while (state.more === true && pending.length > 0 && pending.length < had) {
+      const next = await get('/api/pending?after=' + encodeURIComponent(pending[pending.length - 1].id));
+      if (!next || !next.ok) break;
+      const page = await next.json();
+      pending = pending.concat(Array.isArray(page.pending) ? page.pending : []);
+      state.more = page.more;
+      state.pendingCount = page.pendingCount;
+    }
+    state.pending = pending;
+    apply(state);
+    return true;
+  }
+
+  // The next page of pending questions, after the last one read.
+  async function readMore() {
+    const response = await get('/api/pending' + (view.cursor ? '?after=' + encodeURIComponent(view.cursor.id) : ''));
+    if (!response || !response.ok) {
+      autoMoreAfter = Date.now() + 10000;
+      let error = {};
+      try {
+        error = ((response && (await response.json())) || {}).error || {};
+      } catch (_) {
+        error = {};
+      }
+      if (!response) notice(t('network'), 'warn');
+      // The question it paged after is not one askgate has: start again.
+      else if (response.status === 404 && error.path === 'after') wantState = true;
+      else if (response.status === 404) showBroken();
+      else notice(t('failed', { status: response.status }), 'warn');
+      return;
+    }
+    const page = await response.json();
+    const listed = Array.isArray(page.pending) ? page.pending : [];
+    const pending = listed.filter(function (q) {
+      return shown(q) && q.status === 'pending';
+    });
+    let first = null;
+    for (const q of pending) {
+      if (view.cards.has(q.id) || view.recent.some((r) => r.id === q.id)) continue;
+      const card = buildCard(q, newDraft(q));
+      place(card);
+      first = first || card;
+    }
+    if (listed.length > 0) view.cursor = listed[listed.length - 1];
+    view.complete = page.more !== true;
+    if (Number.isInteger(page.pendingCount)) view.total = page.pendingCount;
+    const focused = document.activeElement === $('[data-testid="show-more"]');
+    updateCount();
+    // The button goes once every card is there: the person carries on at the first new one.
+    if (focused && view.complete && first) {
+      const control = first.el.querySelector('button, input');
+      if (control) control.focus();
     }
   }
 
   function applyHeld() {
     const changes = held;
     held = [];
-    for (const q of changes) applyChange(q);
+    for (const change of changes) change();
   }
 
-  // One changed question, from the stream.
-  function receive(q) {
-    if (fetching) held.push(q);
-    else applyChange(q);
+  // What the stream says, now or after the read under way.
+  function receive(change) {
+    if (fetching) held.push(change);
+    else change();
   }
 
   // The stream lost changes, or (re)opened: read everything once.
@@ -769,6 +884,10 @@
         view.cards.delete(id);
       }
     }
+    const listed = state.pending || [];
+    view.cursor = listed.length > 0 ? listed[listed.length - 1] : null;
+    view.complete = state.more !== true;
+    view.total = Number.isInteger(state.pendingCount) ? state.pendingCount : pending.length;
     view.recent = (state.recent || []).filter(shown).slice(0, view.recentLimit);
     renderRecent();
     updateCount();
@@ -788,9 +907,10 @@
       if (card) {
         card.q.expiresAt = q.expiresAt;
         updateTimeLeft(card);
-      } else {
+      } else if (view.complete || isBeforeCursor(q)) {
         place(buildCard(q, newDraft(q)));
       }
+      // Else it is beyond the last card read: it shows when the person pages to it.
       updateCount();
       return;
     }
@@ -799,6 +919,7 @@
       card.el.remove();
       view.cards.delete(q.id);
       updateCount();
+      maybeLoadMore();
     }
     if (before && before.status === q.status && before.summary === q.summary) return;
     view.recent = view.recent.filter(function (r) {
@@ -810,6 +931,14 @@
     });
     view.recent.length = Math.min(view.recent.length, view.recentLimit);
     renderRecent();
+  }
+
+  // Whether askgate lists the question before the last one read, so that no
+  // next page will: one asked a moment before another but stored after it
+  // was read. (At the same millisecond askgate lists them as stored, and
+  // this one was stored later.)
+  function isBeforeCursor(q) {
+    return view.cursor !== null && q.createdAt < view.cursor.createdAt;
   }
 
   // Puts a new card among the pending ones in the state's order (usually last).
@@ -825,10 +954,52 @@
     list.insertBefore(card.el, next);
   }
 
+  // How many askgate counted after the stream's last change.
+  function applyCount(count) {
+    view.total = count;
+    updateCount();
+    maybeLoadMore();
+  }
+
+  // How many are pending: the cards, when they are all of them.
+  function pendingCount() {
+    return view.complete ? view.cards.size : Math.max(view.total, view.cards.size);
+  }
+
   function updateCount() {
-    const count = view.cards.size;
+    const count = pendingCount();
     $('[data-testid="empty"]').hidden = count > 0;
+    const counter = $('[data-testid="pending-count"]');
+    counter.textContent = count > 0 ? t('waiting', { n: count }) : '';
+    counter.hidden = count === 0;
     document.title = (count ? '(' + count + ') ' : '') + 'askgate';
+    renderMore();
+  }
+
+  // "Show more", under the cards while they are not every pending question.
+  function renderMore() {
+    $('[data-testid="more"]').hidden = view.complete;
+    $('[data-testid="shown-of"]').textContent = t('shownOf', { shown: view.cards.size, n: pendingCount() });
+    const button = $('[data-testid="show-more"]');
+    button.textContent = view.loadingMore ? t('loadingMore') : t('showMore');
+    // Not disabled while it reads, which would take the focus away from it.
+    button.setAttribute('aria-disabled', view.loadingMore ? 'true' : 'false');
+    button.setAttribute('aria-busy', view.loadingMore ? 'true' : 'false');
+  }
+
+  // Reads the next page without being asked when no card is left to answer
+  // (the person answered every one shown), or when askgate counts no more
+  // than the cards (to learn whether the page has them all).
+  function maybeLoadMore() {
+    if (view.complete || view.broken || fetching || Date.now() < autoMoreAfter) return;
+    if (view.cards.size === 0 || view.total <= view.cards.size) loadMore();
+  }
+
+  function showMore() {
+    if (view.loadingMore || view.complete) return;
+    view.loadingMore = true;
+    renderMore();
+    loadMore();
   }
 
   function renderRecent() {
@@ -897,7 +1068,23 @@
         data = null;
       }
       if (!data || data.missed || !shown(data)) resync();
-      else receive(data);
+      else
+        receive(function () {
+          applyChange(data);
+        });
+    });
+    source.addEventListener('count', function (event) {
+      if (source !== events) return;
+      let data = null;
+      try {
+        data = JSON.parse(event.data);
+      } catch (_) {
+        data = null;
+      }
+      if (!data || !Number.isInteger(data.pendingCount) || data.pendingCount < 0) return;
+      receive(function () {
+        applyCount(data.pendingCount);
+      });
     });
     source.addEventListener('error', function () {
       if (view.broken || source !== events) return;
@@ -923,6 +1110,7 @@
 
   function start() {
     applyLocale((navigator.language || '').toLowerCase().startsWith('zh') ? 'zh-CN' : 'en');
+    $('[data-testid="show-more"]').addEventListener('click', showMore);
     setConnection('connecting');
     if (typeof EventSource === 'undefined') {
       refresh();

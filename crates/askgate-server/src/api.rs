@@ -301,9 +301,7 @@ pub(crate) async fn get_question(
 ) -> Result<Json<Value>, ApiError> {
     let wait = query.duration()?;
     let id = question_id(&id)?;
-    let engine = &state.0.engine;
-    owned(engine, &agent, &id).await?;
-    let record = state.wait(&id, wait).await?;
+    let record = state.wait_for_agent(&agent.name, &id, wait).await?;
     Ok(Json(resource::question(&record)))
 }
 

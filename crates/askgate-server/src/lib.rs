@@ -143,6 +143,19 @@ impl AppState {
         }
     }
 
+    /// [`AppState::wait`] for a question `agent` asked (404 for another's).
+    pub(crate) async fn wait_for_agent(
+        &self,
+        agent: &str,
+        id: &askgate_core::QuestionId,
+        max: Duration,
+    ) -> Result<askgate_store::QuestionRecord, askgate_engine::EngineError> {
+        tokio::select! {
+            record = self.0.engine.wait_for_agent(agent, id, max) => record,
+            () = self.stopped() => self.0.engine.wait_for_agent(agent, id, Duration::ZERO).await,
+        }
+    }
+
     /// Completes when the server starts shutting down: endless streams
     /// (server-sent events) end then, so that shutdown is not held up.
     pub(crate) async fn stopped(&self) {
@@ -193,6 +206,7 @@ pub fn app(state: AppState) -> Router {
         .route("/", get(web::not_found))
         .route("/web/{key}", get(web::page))
         .route("/web/{key}/api/state", get(web::page_state))
+        .route("/web/{key}/api/pending", get(web::pending))
         .route("/web/{key}/api/events", get(web::events))
         .route("/web/{key}/api/questions/{id}/answer", post(web::answer))
         .route("/web/{key}/api/questions/{id}/skip", post(web::skip))

@@ -3,6 +3,7 @@
 //! recipient as the state lists it (pending, or ended with its summary),
 //! never another recipient's, and says when changes were missed; and what a
 //! change costs in bytes at 10,000 pending questions, before and after.
+//! (Each change is followed by a `count` event: `web_paging.rs`.)
 // Helpers panic on purpose: a panic is how a test reports a failure.
 #![allow(clippy::unwrap_used)]
 #![allow(
@@ -181,8 +182,19 @@ struct Event {
 }
 
 impl Events {
-    /// The next event (keep-alive comments are skipped).
+    /// The next `changed` event (keep-alive comments and the `count` after
+    /// each change are skipped; `web_paging.rs` checks those).
     async fn next(&mut self) -> Event {
+        loop {
+            let event = self.next_any().await;
+            if event.name != "count" {
+                return event;
+            }
+        }
+    }
+
+    /// The next event, whatever its name.
+    async fn next_any(&mut self) -> Event {
         tokio::time::timeout(WITHIN, self.read())
             .await
             .expect("an event arrives in time")
@@ -391,7 +403,9 @@ fn build(to: &str, n: usize) -> Value {
 
 /// Not a timed assertion: prints what one change costs the page with
 /// 10,000 questions pending, when it read the whole state on every change
-/// (the old event plus the state) and now (the event with the question).
+/// (the old event plus every pending question) and now (the event with the
+/// question, and the count after it); and what opening the page costs now
+/// that the state lists one page of them.
 #[tokio::test]
 async fn what_a_change_costs_at_10000_pending() {
     const PENDING: usize = 10_000;
@@ -411,8 +425,11 @@ async fn what_a_change_costs_at_10000_pending() {
 
     let mut events = fixture.events(ME_KEY).await;
     let id = fixture.ask_with(&build("me", PENDING)).await;
-    let created = events.next().await;
+    let created = events.next_any().await;
     assert_eq!(created.data["id"], id.as_str());
+    let counted = events.next_any().await;
+    assert_eq!(counted.name, "count");
+    assert_eq!(counted.data, json!({"pendingCount": PENDING + 1}));
     let (status, answered) = fixture
         .page_post(
             ME_KEY,
@@ -422,8 +439,10 @@ async fn what_a_change_costs_at_10000_pending() {
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{answered}");
-    let ended = events.next().await;
+    let ended = events.next_any().await;
     assert_eq!(ended.data["status"], "answered");
+    let recounted = events.next_any().await;
+    assert_eq!(recounted.data, json!({"pendingCount": PENDING}));
 
     let read = Instant::now();
     let (status, state) = fixture
@@ -435,27 +454,54 @@ async fn what_a_change_costs_at_10000_pending() {
         .await;
     let read = read.elapsed();
     assert_eq!(status, StatusCode::OK);
-    let listed = serde_json::from_slice::<Value>(&state).unwrap()["pending"]
-        .as_array()
-        .unwrap()
-        .len();
+    let state_json = serde_json::from_slice::<Value>(&state).unwrap();
+    assert_eq!(state_json["pending"].as_array().unwrap().len(), 50);
+    assert_eq!(state_json["pendingCount"], PENDING);
+    // What the whole list of pending questions weighs: what the state was
+    // before it was paged, read here page by page.
+    let mut whole = 0;
+    let mut listed = 0;
+    let mut after = state_json["pending"][49]["id"].as_str().unwrap().to_owned();
+    whole += state.len();
+    listed += 50;
+    loop {
+        let (status, page) = fixture
+            .request(
+                Request::get(format!("/web/{ME_KEY}/api/pending?after={after}"))
+                    .body(Body::empty())
+                    .unwrap(),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK);
+        whole += page.len();
+        let page: Value = serde_json::from_slice(&page).unwrap();
+        let entries = page["pending"].as_array().unwrap();
+        listed += entries.len();
+        if page["more"] == false {
+            break;
+        }
+        entries.last().unwrap()["id"].as_str().unwrap().clone_into(&mut after);
+    }
     assert_eq!(listed, PENDING);
     // What the stream sent before: the id and status, and the page then read the state.
     let old_event = format!("event: changed\ndata: {}\n\n", json!({"id": id, "status": "answered"})).len();
-    let before = old_event + state.len();
-    let after = created.bytes.max(ended.bytes);
+    let before = old_event + whole;
+    let after = created.bytes.max(ended.bytes) + counted.bytes.max(recounted.bytes);
     println!(
         "web page, {PENDING} pending (stored in {:.1} s): per change, before {before} bytes \
-         ({old_event} event + {} state, read in {} ms in-process); after {after} bytes at most \
-         (created {} bytes, answered {} bytes): {:.0}x less",
+         ({old_event} event + {whole} for every pending question); after {after} bytes at most \
+         (created {} bytes, answered {} bytes, count {} bytes): {:.0}x less; \
+         the state is now {} bytes, read in {} ms in-process",
         stored.as_secs_f64(),
-        state.len(),
-        read.as_millis(),
         created.bytes,
         ended.bytes,
+        counted.bytes,
         as_f64(before) / as_f64(after),
+        state.len(),
+        read.as_millis(),
     );
-    assert!(after * 100 < before, "a change costs {after} bytes, the state {before}");
+    assert!(after * 100 < before, "a change costs {after} bytes, the list {before}");
+    assert!(state.len() < 100_000, "the state is {} bytes", state.len());
 }
 
 #[expect(clippy::cast_precision_loss, reason = "a ratio of byte counts, printed")]

@@ -1,5 +1,8 @@
 //! Durable storage of questions: the [`Store`] trait the engine talks to, and
-//! its SQLite implementation ([`SqliteStore`], the embedded default).
+//! its SQLite implementation ([`SqliteStore`], the embedded default): reads
+//! on a pool of sqlx connections, every write on one writer thread that
+//! commits the writes waiting together (group commit, one fsync each time),
+//! answering none before its commit is durable.
 //!
 //! The store owns persistence and the rules that must hold across processes:
 //! a question is written before it is sent; a resolution is a compare-and-set
@@ -43,9 +46,17 @@ pub enum StoreError {
     /// A stored value could not be read back (a corrupt or foreign row).
     #[error("stored data could not be read: {0}")]
     Corrupt(String),
+    /// No question has this id.
+    #[error("no question has the id {0}")]
+    UnknownQuestion(QuestionId),
     /// The database failed.
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
+    /// The database cannot take writes now, for the reason it gives (a full
+    /// disk, a lock held by another process past the busy timeout, an I/O
+    /// error, the store closed).
+    #[error("the database cannot save now: {0}")]
+    Unavailable(String),
     /// Migrations failed.
     #[error("database migration failed: {0}")]
     Migration(#[from] sqlx::migrate::MigrateError),
@@ -82,7 +93,7 @@ impl StoreError {
     pub fn is_unavailable(&self) -> bool {
         match self {
             Self::Database(sqlx::Error::RowNotFound) => false,
-            Self::Database(_) | Self::FileReplaced(_) => true,
+            Self::Database(_) | Self::Unavailable(_) | Self::FileReplaced(_) => true,
             _ => false,
         }
     }
@@ -158,6 +169,27 @@ pub struct PendingDeadline {
     pub delivered: bool,
 }
 
+/// What [`Store::save_progress`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProgressSaved {
+    /// The progress is saved.
+    Saved,
+    /// The question is no longer pending (or does not exist): nothing saved.
+    Ended,
+    /// Another reply saved progress since it was read: nothing saved.
+    Changed,
+}
+
+/// What one [`Store::prune`] deleted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// Ended questions.
+    pub questions: u64,
+    /// Inbound events.
+    pub events: u64,
+}
+
 /// Persistence of questions, as the engine needs it.
 ///
 /// Every method is one transaction; none is allowed to leave a question half
@@ -205,9 +237,17 @@ pub trait Store: Send + Sync + 'static {
         conversation: &str,
     ) -> Result<Option<QuestionId>, StoreError>;
 
-    /// Saves the partial answers of a pending multi-question prompt. Returns
-    /// false (and changes nothing) when the question is no longer pending.
-    async fn save_progress(&self, id: &QuestionId, progress: &Answers) -> Result<bool, StoreError>;
+    /// Saves the partial answers of a pending multi-question prompt, if its
+    /// progress is still `read` (what the caller read and built `progress`
+    /// from): a compare-and-set, so that two partial replies read at once
+    /// never lose one of them. The caller reads again and retries on
+    /// [`ProgressSaved::Changed`].
+    async fn save_progress(
+        &self,
+        id: &QuestionId,
+        read: &Answers,
+        progress: &Answers,
+    ) -> Result<ProgressSaved, StoreError>;
 
     /// Resolves a pending question. Returns the updated record when this call
     /// resolved it, `None` when it was no longer pending: the first
@@ -243,11 +283,23 @@ pub trait Store: Send + Sync + 'static {
     /// with no delivery recorded yet (its prompt may be on its way).
     async fn undelivered_since(&self, channel: &str, since: Timestamp) -> Result<bool, StoreError>;
 
-    /// Pending questions addressed to `recipient`, oldest first.
-    async fn pending_for_recipient(&self, recipient: &str) -> Result<Vec<QuestionRecord>, StoreError>;
+    /// At most `limit` pending questions addressed to `recipient`, oldest
+    /// first, after the question `after` (exclusive) when given: a page
+    /// shows the first ones and asks for more after the last it has. A
+    /// question `after` that no longer exists starts from the beginning.
+    async fn pending_for_recipient(
+        &self,
+        recipient: &str,
+        after: Option<&QuestionId>,
+        limit: u32,
+    ) -> Result<Vec<QuestionRecord>, StoreError>;
 
-    /// The newest questions addressed to `recipient`, any status, newest first.
-    async fn recent_for_recipient(&self, recipient: &str, limit: u32) -> Result<Vec<QuestionRecord>, StoreError>;
+    /// How many questions addressed to `recipient` are pending.
+    async fn count_pending_for_recipient(&self, recipient: &str) -> Result<u64, StoreError>;
+
+    /// The questions addressed to `recipient` that have ended, the latest
+    /// to end first, at most `limit`.
+    async fn ended_for_recipient(&self, recipient: &str, limit: u32) -> Result<Vec<QuestionRecord>, StoreError>;
 
     /// Pending questions of one agent run, oldest first.
     async fn pending_in_run(&self, agent: &str, run_id: &str) -> Result<Vec<QuestionRecord>, StoreError>;
@@ -259,6 +311,13 @@ pub trait Store: Send + Sync + 'static {
     /// Whether an inbound platform event was recorded already (checked
     /// before applying it; [`Store::record_event`] follows once it is applied).
     async fn event_seen(&self, channel: &str, event_id: &str) -> Result<bool, StoreError>;
+
+    /// Deletes up to `limit` questions that ended before `ended_before`
+    /// (with their message index and idempotency keys), and up to `limit`
+    /// inbound events received before it. Pending questions are never
+    /// deleted. Returns how many rows went: called again until it returns
+    /// less than `limit`, it empties what is due in bounded steps.
+    async fn prune(&self, ended_before: Timestamp, limit: u32) -> Result<Pruned, StoreError>;
 
     /// A small named value askgate keeps (generated secrets, a polling offset).
     async fn setting(&self, key: &str) -> Result<Option<String>, StoreError>;

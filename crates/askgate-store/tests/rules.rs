@@ -3,7 +3,9 @@
 
 mod support;
 
-use askgate_store::{IdempotencyKey, InsertRules, Inserted, PendingScope, QuestionStatus, Store, StoreError};
+use askgate_store::{
+    IdempotencyKey, InsertRules, Inserted, PendingScope, QuestionRecord, QuestionStatus, Store, StoreError,
+};
 use support::*;
 
 fn keyed(key: &str, fingerprint: &str) -> InsertRules {
@@ -120,5 +122,99 @@ async fn a_retry_finds_its_question_even_when_the_cap_is_reached_since() {
     assert!(matches!(
         store.insert_with(&retry, &rules).await.unwrap(),
         Inserted::Existing(existing) if existing.id == first.id
+    ));
+}
+
+/// The caps read counts kept beside the questions (not a count of them on
+/// every insert); those counts must stay what a count would say through
+/// concurrent inserts sharing commits, refusals, resolutions and pruning.
+#[tokio::test]
+async fn pending_counts_stay_exact_through_concurrent_inserts_refusals_resolutions_and_pruning() {
+    let (store, _dir, path) = store().await;
+    let rules = InsertRules {
+        max_pending_per_agent: Some(30),
+        ..InsertRules::default()
+    };
+    let mut inserts = tokio::task::JoinSet::new();
+    for n in 0..40_i64 {
+        let store = store.clone();
+        let rules = rules.clone();
+        // Two recipients, so that the recipient counts differ from the agent's.
+        let recipient = if n % 2 == 0 { "alice" } else { "bob" };
+        let record = QuestionRecord {
+            recipient: recipient.to_owned(),
+            ..question(&format!("01HZX00000000000000000{n:04}"), 1_000 + n)
+        };
+        inserts.spawn(async move { (record.id.clone(), store.insert_with(&record, &rules).await) });
+    }
+    let mut accepted = Vec::new();
+    let mut refused = 0;
+    while let Some(joined) = inserts.join_next().await {
+        match joined.unwrap() {
+            (id, Ok(Inserted::New)) => accepted.push(id),
+            (_, Err(StoreError::TooManyPending { .. })) => refused += 1,
+            (_, other) => panic!("unexpected insert outcome {other:?}"),
+        }
+    }
+    assert_eq!((accepted.len(), refused), (30, 10));
+
+    let mut raw = raw_connection(&path).await;
+    let counted = |scope: &'static str| {
+        let sql = format!(
+            "SELECT (SELECT coalesce(sum(pending), 0) FROM pending_counts WHERE scope = '{scope}'), \
+             (SELECT count(*) FROM questions WHERE status = 'pending')"
+        );
+        sqlx::query_as::<_, (i64, i64)>(sqlx::AssertSqlSafe(sql))
+    };
+    let by_recipient = "SELECT who, pending, (SELECT count(*) FROM questions q WHERE q.recipient = c.who \
+                        AND q.status = 'pending') FROM pending_counts c WHERE scope = 'recipient' ORDER BY who";
+    assert_eq!(counted("agent").fetch_one(&mut raw).await.unwrap(), (30, 30));
+    assert_eq!(counted("recipient").fetch_one(&mut raw).await.unwrap(), (30, 30));
+
+    // Ten end (two of them twice: the second resolution changes nothing).
+    for (n, id) in accepted.iter().take(10).enumerate() {
+        let at = 2_000 + i64::try_from(n).unwrap();
+        store
+            .resolve(id, &ended(QuestionStatus::Cancelled, at, "cancelled"))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    for id in accepted.iter().take(2) {
+        assert!(
+            store
+                .resolve(id, &ended(QuestionStatus::Skipped, 3_000, "skipped"))
+                .await
+                .unwrap()
+                .is_none()
+        );
+    }
+    assert_eq!(counted("agent").fetch_one(&mut raw).await.unwrap(), (20, 20));
+    let recipients: Vec<(String, i64, i64)> = sqlx::query_as(by_recipient).fetch_all(&mut raw).await.unwrap();
+    for (who, kept, counted) in &recipients {
+        assert_eq!(kept, counted, "{who}'s pending count");
+    }
+    assert_eq!(
+        store.count_pending_for_recipient("alice").await.unwrap()
+            + store.count_pending_for_recipient("bob").await.unwrap(),
+        20
+    );
+    assert_eq!(store.count_pending().await.unwrap(), 20);
+
+    // Pruning removes ended questions only: the counts do not move.
+    assert_eq!(store.prune(i64::MAX, 100).await.unwrap().questions, 10);
+    assert_eq!(counted("agent").fetch_one(&mut raw).await.unwrap(), (20, 20));
+    // Room again under the cap: ten more fit, the eleventh does not.
+    for n in 100..110_i64 {
+        store
+            .insert_with(&question(&format!("01HZX00000000000000000{n:04}"), 5_000 + n), &rules)
+            .await
+            .unwrap();
+    }
+    assert!(matches!(
+        store
+            .insert_with(&question("01HZX000000000000000000111", 6_000), &rules)
+            .await,
+        Err(StoreError::TooManyPending { .. })
     ));
 }

@@ -4,7 +4,7 @@ mod support;
 
 use askgate_core::channel::{Delivery, UserRef};
 use askgate_core::{AnswerItem, Answers, Locale};
-use askgate_store::{QuestionRecord, QuestionStatus, Resolution, SqliteStore, Store, StoreError};
+use askgate_store::{ProgressSaved, QuestionRecord, QuestionStatus, Resolution, SqliteStore, Store, StoreError};
 use sqlx::Connection as _;
 use support::*;
 
@@ -264,7 +264,7 @@ async fn twenty_concurrent_resolutions_resolve_once() {
 }
 
 #[tokio::test]
-async fn progress_is_saved_only_while_pending() {
+async fn progress_is_saved_only_while_pending_and_unchanged_since_it_was_read() {
     let (store, _dir, _) = store().await;
     let record = question("q1", 1);
     store.insert(&record).await.unwrap();
@@ -279,7 +279,27 @@ async fn progress_is_saved_only_while_pending() {
         }],
     );
 
-    assert!(store.save_progress(&record.id, &progress).await.unwrap());
+    let none = Answers::new();
+    assert_eq!(
+        store.save_progress(&record.id, &none, &progress).await.unwrap(),
+        ProgressSaved::Saved
+    );
+    assert_eq!(store.get(&record.id).await.unwrap().unwrap().progress, progress);
+
+    // A second partial reply read before the first was saved: refused, so
+    // that the caller reads again instead of overwriting the first.
+    let mut other = Answers::new();
+    other.set(
+        &request,
+        "deploy_target",
+        vec![AnswerItem::FreeText {
+            text: "later".to_owned(),
+        }],
+    );
+    assert_eq!(
+        store.save_progress(&record.id, &none, &other).await.unwrap(),
+        ProgressSaved::Changed
+    );
     assert_eq!(store.get(&record.id).await.unwrap().unwrap().progress, progress);
 
     store
@@ -287,9 +307,18 @@ async fn progress_is_saved_only_while_pending() {
         .await
         .unwrap()
         .unwrap();
-    assert!(!store.save_progress(&record.id, &answers(&request)).await.unwrap());
+    assert_eq!(
+        store
+            .save_progress(&record.id, &progress, &answers(&request))
+            .await
+            .unwrap(),
+        ProgressSaved::Ended
+    );
     assert_eq!(store.get(&record.id).await.unwrap().unwrap().progress, progress);
-    assert!(!store.save_progress(&id("nobody"), &progress).await.unwrap());
+    assert_eq!(
+        store.save_progress(&id("nobody"), &none, &progress).await.unwrap(),
+        ProgressSaved::Ended
+    );
 }
 
 #[tokio::test]
@@ -371,15 +400,9 @@ async fn messages_of_an_unknown_question_are_refused() {
     let delivery = Delivery::new(vec![message(CONVERSATION, "17")]);
 
     let refused = store.set_delivery(&nobody, &delivery).await;
-    assert!(
-        matches!(refused, Err(StoreError::Database(sqlx::Error::RowNotFound))),
-        "{refused:?}"
-    );
+    assert!(matches!(refused, Err(StoreError::UnknownQuestion(_))), "{refused:?}");
     let refused = store.attach_message(&nobody, &message(CONVERSATION, "17")).await;
-    assert!(
-        matches!(refused, Err(StoreError::Database(sqlx::Error::RowNotFound))),
-        "{refused:?}"
-    );
+    assert!(matches!(refused, Err(StoreError::UnknownQuestion(_))), "{refused:?}");
     assert_eq!(
         store
             .question_for_message(CHANNEL, &message(CONVERSATION, "17"))
@@ -445,7 +468,7 @@ async fn the_newest_pending_question_of_a_conversation_is_found() {
 }
 
 #[tokio::test]
-async fn pending_lists_are_oldest_first_and_recent_is_newest_first() {
+async fn pending_lists_are_oldest_first_in_pages_and_ended_ones_latest_first() {
     let (store, _dir, _) = store().await;
     let mut for_bob = question("bob1", 1500);
     for_bob.recipient = "bob".to_owned();
@@ -465,23 +488,42 @@ async fn pending_lists_are_oldest_first_and_recent_is_newest_first() {
         .unwrap();
 
     assert_eq!(ids(&store.pending().await.unwrap()), ["a1", "bob1", "a3", "a4"]);
-    assert_eq!(
-        ids(&store.pending_for_recipient("alice").await.unwrap()),
-        ["a1", "a3", "a4"]
-    );
-    assert_eq!(ids(&store.pending_for_recipient("bob").await.unwrap()), ["bob1"]);
-    assert!(store.pending_for_recipient("carol").await.unwrap().is_empty());
+    let page = |recipient: &'static str, after: Option<&'static str>, limit: u32| {
+        let store = store.clone();
+        async move {
+            let after = after.map(id);
+            let page = store
+                .pending_for_recipient(recipient, after.as_ref(), limit)
+                .await
+                .unwrap();
+            page.into_iter().map(|record| record.id.to_string()).collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(page("alice", None, 10).await, ["a1", "a3", "a4"]);
+    assert_eq!(page("bob", None, 10).await, ["bob1"]);
+    assert!(page("carol", None, 10).await.is_empty());
+    // In pages: after the last one shown, and from the start when the
+    // question named is unknown.
+    assert_eq!(page("alice", None, 2).await, ["a1", "a3"]);
+    assert_eq!(page("alice", Some("a3"), 2).await, ["a4"]);
+    assert!(page("alice", Some("a4"), 2).await.is_empty());
+    assert_eq!(page("alice", Some("zz"), 1).await, ["a1"]);
+    assert_eq!(store.count_pending_for_recipient("alice").await.unwrap(), 3);
+    assert_eq!(store.count_pending_for_recipient("carol").await.unwrap(), 0);
 
-    // Any status, newest first, limited.
+    // Ended ones only, the latest to end first, limited.
+    store
+        .resolve(&id("a4"), &ended(QuestionStatus::Cancelled, 4500, "cancelled"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
-        ids(&store.recent_for_recipient("alice", 10).await.unwrap()),
-        ["a4", "a3", "a2", "a1"]
+        ids(&store.ended_for_recipient("alice", 10).await.unwrap()),
+        ["a2", "a4"]
     );
-    assert_eq!(
-        ids(&store.recent_for_recipient("alice", 2).await.unwrap()),
-        ["a4", "a3"]
-    );
-    assert!(store.recent_for_recipient("alice", 0).await.unwrap().is_empty());
+    assert_eq!(ids(&store.ended_for_recipient("alice", 1).await.unwrap()), ["a2"]);
+    assert!(store.ended_for_recipient("alice", 0).await.unwrap().is_empty());
+    assert!(store.ended_for_recipient("bob", 10).await.unwrap().is_empty());
 }
 
 #[tokio::test]
@@ -780,4 +822,65 @@ async fn pending_deadlines_come_in_pages_in_deadline_order() {
         owned(&[(2000, "qd", false), (3000, "qa", false)])
     );
     assert_eq!(page(Some((3000, "qa"))).await, owned(&[]));
+}
+
+#[tokio::test]
+async fn prune_deletes_what_ended_before_the_cutoff_in_bounded_steps_and_never_a_pending_question() {
+    let (store, _dir, path) = store().await;
+    for (name, created_at) in [
+        ("old1", 1_000),
+        ("old2", 1_100),
+        ("old3", 1_200),
+        ("recent", 1_300),
+        ("waiting", 1_400),
+    ] {
+        store.insert(&question(name, created_at)).await.unwrap();
+    }
+    let delivery = Delivery::new(vec![message(CONVERSATION, "m-old1")]);
+    store.set_delivery(&id("old1"), &delivery).await.unwrap();
+    for (name, at) in [("old1", 2_000), ("old2", 2_100), ("old3", 2_200), ("recent", 9_000)] {
+        store
+            .resolve(&id(name), &ended(QuestionStatus::Cancelled, at, "cancelled"))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+    // Events: their time is the database's own clock, far after these.
+    store.record_event(CHANNEL, "e1").await.unwrap();
+
+    // Two at a time: old1 and old2 first (the oldest to end), then old3.
+    let first = store.prune(5_000, 2).await.unwrap();
+    assert_eq!((first.questions, first.events), (2, 0));
+    assert!(store.get(&id("old1")).await.unwrap().is_none());
+    assert!(store.get(&id("old3")).await.unwrap().is_some());
+    // The message index went with its question.
+    assert_eq!(
+        store
+            .question_for_message(CHANNEL, &message(CONVERSATION, "m-old1"))
+            .await
+            .unwrap(),
+        None
+    );
+    let second = store.prune(5_000, 2).await.unwrap();
+    assert_eq!(second.questions, 1);
+    assert_eq!(store.prune(5_000, 2).await.unwrap().questions, 0);
+    assert!(store.get(&id("recent")).await.unwrap().is_some());
+
+    // However late the cutoff, a pending question stays; events go.
+    let all = store.prune(i64::MAX, 100).await.unwrap();
+    assert_eq!((all.questions, all.events), (1, 1));
+    assert_eq!(ids(&store.pending().await.unwrap()), ["waiting"]);
+    assert!(!store.event_seen(CHANNEL, "e1").await.unwrap());
+
+    // Nothing else is left behind in the tables that point at questions.
+    let mut raw = raw_connection(&path).await;
+    let orphans: i64 = sqlx::query_scalar(
+        "SELECT (SELECT count(*) FROM messages WHERE question_id NOT IN (SELECT id FROM questions)) \
+         + (SELECT count(*) FROM idempotency_keys WHERE question_id NOT IN (SELECT id FROM questions))",
+    )
+    .fetch_one(&mut raw)
+    .await
+    .unwrap();
+    assert_eq!(orphans, 0);
+    raw.close().await.unwrap();
 }

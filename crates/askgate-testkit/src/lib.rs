@@ -7,8 +7,8 @@
 //! API, with real `Update` samples), [`discord::FakeDiscord`] (REST, the
 //! gateway and HTTP interactions), [`slack::FakeSlack`] (the Web API, Socket
 //! Mode and signed HTTP delivery); what they share is in [`fake`].
-//! [`conformance`] is the suite every adapter runs against its fake. Nothing
-//! here is used outside tests.
+//! [`conformance`] is the suite every adapter runs against its fake;
+//! [`bench`] what the benchmarks share. Nothing here is used outside tests.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -19,6 +19,7 @@ use askgate_core::{Capabilities, Presentation};
 use async_trait::async_trait;
 use tokio::sync::Notify;
 
+pub mod bench;
 pub mod conformance;
 pub mod discord;
 pub mod fake;

@@ -16,6 +16,9 @@ use serde::Deserialize;
 /// The embedded default: SQLite and the web page on loopback, no tokens.
 pub(crate) const EMBEDDED_DEFAULT: &str = include_str!("../../../config/askgate.toml");
 
+/// `[store] retention_days` when absent.
+const DEFAULT_RETENTION_DAYS: u32 = 30;
+
 /// A checked configuration.
 #[derive(Debug)]
 pub(crate) struct Config {
@@ -30,6 +33,9 @@ pub(crate) struct Config {
     /// `[mcp] wait_seconds`: the longest an MCP tool call waits for an answer.
     pub(crate) mcp_wait: Duration,
     pub(crate) store_path: PathBuf,
+    /// `[store] retention_days`: how long ended questions and remembered
+    /// platform events are kept; `None` (`0`) keeps them for ever.
+    pub(crate) retention: Option<Duration>,
     pub(crate) agents: Vec<AgentConfig>,
     pub(crate) channels: Vec<Box<dyn ChannelSettings>>,
     pub(crate) recipients: Vec<RecipientConfig>,
@@ -105,6 +111,7 @@ struct RawMcp {
 struct RawStore {
     kind: Option<String>,
     path: Option<String>,
+    retention_days: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -231,6 +238,10 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
         ),
     }
     let store_path = data_dir.join(raw.store.path.as_deref().unwrap_or("askgate.db"));
+    let retention = match raw.store.retention_days.unwrap_or(DEFAULT_RETENTION_DAYS) {
+        0 => None,
+        days => Some(Duration::from_secs(u64::from(days) * 86_400)),
+    };
 
     let kinds = kinds();
     let kind_of = |kind: &str| kinds.iter().find(|k| k.kind() == kind);
@@ -247,7 +258,7 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
             None => check.problem(
                 &format!("channels.{name}.type"),
                 format!("\"{}\" is not a channel type askgate has.", channel.kind),
-                format!("use one of {kind_names} (slack follows)."),
+                format!("use one of {kind_names}."),
             ),
         }
     }
@@ -365,6 +376,7 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
         connections,
         mcp_wait,
         store_path,
+        retention,
         agents,
         channels,
         recipients,
@@ -749,6 +761,22 @@ mod tests {
             ["mcp.wait_seconds"]
         );
         assert_eq!(problems(&format!("[mcp]\nwait = 5\n{rest}")), ["mcp.wait"]);
+    }
+
+    #[test]
+    fn the_retention_is_read_defaults_to_30_days_and_0_keeps_everything() {
+        let rest =
+            "[agents.a]\nrecipients = [\"*\"]\n[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n";
+        let day = Duration::from_secs(86_400);
+        assert_eq!(parse(rest, &no_env).unwrap().retention, Some(30 * day));
+        let config = parse(&format!("[store]\nretention_days = 7\n{rest}"), &no_env).unwrap();
+        assert_eq!(config.retention, Some(7 * day));
+        let config = parse(&format!("[store]\nretention_days = 0\n{rest}"), &no_env).unwrap();
+        assert_eq!(config.retention, None);
+        assert_eq!(
+            problems(&format!("[store]\nretention_days = -1\n{rest}")),
+            ["store.retention_days"]
+        );
     }
 
     #[test]

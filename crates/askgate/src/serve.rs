@@ -225,6 +225,11 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         let stopped = Shutdown::new(stopping.clone());
         tokio::spawn(async move { engine.run_timers(stopped.wait()).await })
     };
+    let retention = config.retention.map(|retention| {
+        let engine = engine.clone();
+        let stopped = Shutdown::new(stopping.clone());
+        tokio::spawn(async move { engine.run_retention(retention, stopped.wait()).await })
+    });
     // Each channel's webhook routes (mounted in this server, the platform
     // told where) and its long-lived connection (polling, a gateway, a
     // socket), which this function owns and awaits on the way out.
@@ -254,6 +259,9 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         .await
         .context("serving HTTP")?;
     let _ = timers.await;
+    if let Some(retention) = retention {
+        let _ = retention.await;
+    }
     for connection in connections {
         if tokio::time::timeout(CHANNEL_STOP_GRACE, connection).await.is_err() {
             tracing::warn!("a channel's connection did not stop in time; leaving it");

@@ -3,10 +3,13 @@
 //!
 //! [`WebChannel`] is the channel the engine delivers to; delivering shows the
 //! question on the page, so nothing is sent anywhere. The page reads the
-//! whole state (`api/state`) when it opens, and after that is sent each
-//! changed question over its event stream (`api/events`), in the shape the
-//! state lists it: a person with thousands of questions waiting gets a few
-//! hundred bytes per change, not the whole list again.
+//! state (`api/state`: the first page of pending questions, how many are
+//! pending, the latest ended) when it opens, the next pages (`api/pending`)
+//! when the person asks for more, and after that is sent each changed
+//! question over its event stream (`api/events`), in the shape the state
+//! lists it, with the count after it: a person with thousands of questions
+//! waiting gets a bounded state and a few hundred bytes per change, never
+//! the whole list.
 
 mod kind;
 mod preview;
@@ -24,7 +27,7 @@ use askgate_engine::{DirectAnswer, DirectItem, Submitted, summary_of};
 use askgate_store::QuestionRecord;
 use async_trait::async_trait;
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
@@ -40,6 +43,28 @@ use crate::{AppState, Change};
 /// How many ended questions the page keeps showing (the state says so as
 /// `recentLimit`, so that the page bounds what it is sent live the same way).
 const RECENT_ON_PAGE: u32 = 10;
+
+/// How many pending questions the state and each `api/pending` page list.
+/// 50 is more than a person works through before scrolling back up (a card
+/// is most of a phone's screen), yet keeps a page of questions of the size
+/// agents ask (about 600 bytes each) near 30 KB, and the store reads it
+/// from one index range however many are pending. "Show more" reads the
+/// next 50.
+const PENDING_PAGE: u32 = 50;
+
+/// The most bytes of JSON a page of pending questions takes: a page stops
+/// before the question that would take it past this (though it always has
+/// one), so that 50 questions of the largest size askgate accepts make a
+/// shorter page rather than a larger response. With [`RECENT_BYTES`], the
+/// state stays under 100 KB: at most 64 KiB of pending questions, 24 KiB
+/// of ended ones and a few hundred bytes of recipient and counts. (A single
+/// question larger than this is sent alone: for any question the default
+/// 64 KiB body limit lets in, the state stays under 100 KB all the same.)
+const PAGE_BYTES: usize = 64 * 1024;
+
+/// The most bytes of JSON the state's ended questions take (see
+/// [`PAGE_BYTES`]): fewer than `recentLimit` of them when they are that large.
+const RECENT_BYTES: usize = 24 * 1024;
 
 const PAGE: &str = include_str!("../../assets/web.html");
 const SCRIPT: &str = include_str!("../../assets/web.js");
@@ -255,7 +280,10 @@ fn entry(record: &QuestionRecord) -> Value {
     })
 }
 
-/// `GET /web/{key}/api/state`: the recipient, pending and recent questions.
+/// `GET /web/{key}/api/state`: the recipient, the first page of pending
+/// questions (oldest first), how many are pending in all (`pendingCount`),
+/// whether more are pending beyond the page (`more`: `api/pending` reads
+/// them), and the latest ended questions (`recent`, the latest to end first).
 pub(crate) async fn page_state(
     State(state): State<AppState>,
     Path(key): Path<String>,
@@ -264,26 +292,125 @@ pub(crate) async fn page_state(
     let engine = &state.0.engine;
     let recipient = engine.recipient(&name).ok_or_else(|| ApiError::not_found("page"))?;
     let store = engine.store();
-    let pending = store
-        .pending_for_recipient(&name)
+    let (pending, more) = pending_page(&state, &name, None).await?;
+    let count = store
+        .count_pending_for_recipient(&name)
         .await
         .map_err(|e| ApiError::internal(&e))?;
     let recent = store
-        .recent_for_recipient(&name, RECENT_ON_PAGE * 2)
+        .ended_for_recipient(&name, RECENT_ON_PAGE)
         .await
         .map_err(|e| ApiError::internal(&e))?;
-    let recent: Vec<Value> = recent
-        .iter()
-        .filter(|r| r.status.is_final())
-        .take(RECENT_ON_PAGE as usize)
-        .map(entry)
-        .collect();
+    let (recent, _) = fill(&recent, RECENT_ON_PAGE as usize, RECENT_BYTES, false);
     Ok(Json(json!({
         "recipient": {"name": recipient.name, "displayName": recipient.display_name, "locale": recipient.locale},
-        "pending": pending.iter().map(entry).collect::<Vec<_>>(),
+        "pending": pending,
+        "pendingCount": count,
+        "more": more,
         "recent": recent,
         "recentLimit": RECENT_ON_PAGE,
     })))
+}
+
+/// The query of `api/pending`, read as plain pairs (as the agent API reads
+/// `?wait=`), so that no query makes axum answer with a plain-text
+/// rejection; parameters other than `after` are ignored.
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct PendingQuery(Vec<(String, String)>);
+
+impl PendingQuery {
+    /// The question to continue after: `None` for the first page. A value
+    /// that is no question id at all, empty or given twice is a 400.
+    fn after(&self) -> Result<Option<QuestionId>, ApiError> {
+        let invalid = || {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_query",
+                "after is the id of the last question the page has, once.",
+            )
+            .at("after")
+        };
+        let mut afters = self.0.iter().filter(|(name, _)| name == "after");
+        match (afters.next(), afters.next()) {
+            (None, _) => Ok(None),
+            (Some((_, id)), None) => QuestionId::parse(id).map(Some).map_err(|_| invalid()),
+            (Some(_), Some(_)) => Err(invalid()),
+        }
+    }
+}
+
+/// `GET /web/{key}/api/pending?after={id}`: the next page of pending
+/// questions, oldest first, after the question `after` (the last one the
+/// page has; it may have ended since, and paging goes on from where it
+/// was), in the state's shape: `pending`, `more`, `pendingCount`. Without
+/// `after`, the first page. An `after` that is not one of this recipient's
+/// questions is a 404 naming `after` (the store would start again from the
+/// beginning, handing the page questions it already has; and another
+/// recipient's question says nothing about this one's list).
+pub(crate) async fn pending(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+    Query(query): Query<PendingQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let name = recipient_for(&state, &key)?;
+    let after = query.after()?;
+    let engine = &state.0.engine;
+    if let Some(after) = &after {
+        let known = engine.get(after).await?.is_some_and(|record| record.recipient == name);
+        if !known {
+            return Err(ApiError::not_found("question").at("after"));
+        }
+    }
+    let (pending, more) = pending_page(&state, &name, after.as_ref()).await?;
+    let count = engine
+        .store()
+        .count_pending_for_recipient(&name)
+        .await
+        .map_err(|e| ApiError::internal(&e))?;
+    Ok(Json(json!({
+        "pending": pending,
+        "pendingCount": count,
+        "more": more,
+    })))
+}
+
+/// One page of `name`'s pending questions after `after`, as entries, and
+/// whether more are pending beyond it.
+async fn pending_page(
+    state: &AppState,
+    name: &str,
+    after: Option<&QuestionId>,
+) -> Result<(Vec<Value>, bool), ApiError> {
+    // One more than a page: whether it comes back says whether there is more.
+    let records = state
+        .0
+        .engine
+        .store()
+        .pending_for_recipient(name, after, PENDING_PAGE + 1)
+        .await
+        .map_err(|e| ApiError::internal(&e))?;
+    Ok(fill(&records, PENDING_PAGE as usize, PAGE_BYTES, true))
+}
+
+/// The entries of the first `records`, at most `limit`, that fit in
+/// `budget` bytes of JSON (at least one when `at_least_one`, so that paging
+/// always moves on), and whether any of `records` were left out.
+fn fill(records: &[QuestionRecord], limit: usize, budget: usize, at_least_one: bool) -> (Vec<Value>, bool) {
+    let mut entries = Vec::new();
+    let mut used = 0;
+    for record in records.iter().take(limit) {
+        let entry = entry(record);
+        // `,` between entries.
+        let size = entry.to_string().len() + 1;
+        if used + size > budget && !(at_least_one && entries.is_empty()) {
+            break;
+        }
+        used += size;
+        entries.push(entry);
+    }
+    let more = entries.len() < records.len();
+    (entries, more)
 }
 
 #[derive(Debug, Deserialize)]
@@ -351,11 +478,20 @@ pub(crate) async fn skip(
 /// `GET /web/{key}/api/events`: a `changed` event whenever one of this
 /// recipient's questions is created, progresses or ends, carrying that
 /// question as the state lists it (pending, or ended with its summary; an
-/// ended question leaves the pending list for the recent one). When the
-/// stream fell behind and changes were lost, a `changed` event with
-/// `{"missed": true}` tells the page to read the whole state again. (The
-/// event keeps the name it had when it was a bare "read again": a page
-/// loaded before an upgrade still reads the state on every event.)
+/// ended question leaves the pending list for the recent one), each
+/// followed by a `count` event, `{"pendingCount": n}`, counted after the
+/// change. When the stream fell behind and changes were lost, a `changed`
+/// event with `{"missed": true}` tells the page to read the state again.
+/// (The event keeps the name it had when it was a bare "read again": a page
+/// loaded before an upgrade still reads the state on every event, and
+/// ignores `count`.)
+///
+/// The count comes from the store, not from the page adding up events: a
+/// page that holds one page of thousands of questions cannot tell whether
+/// a pending question it has not loaded is new or one it counted already
+/// (progress on it, or a change that crossed its read of the state), nor
+/// whether one that ended was counted. Counted after each change, the last
+/// count the page has is right once changes stop, however they interleaved.
 pub(crate) async fn events(
     State(state): State<AppState>,
     Path(key): Path<String>,
@@ -364,17 +500,32 @@ pub(crate) async fn events(
     // Subscribed before the response starts: a page that reads the state
     // once the stream is open misses nothing in between.
     let changes = state.0.engine.subscribe();
-    let stream = futures_util::stream::unfold((changes, name, state), |(mut changes, name, state)| async move {
-        let data = match state
-            .next_change(&mut changes, |record| record.recipient == name)
-            .await?
-        {
-            Change::Matching(record) => entry(&record),
-            Change::Missed => json!({"missed": true}),
-        };
-        let event = Event::default().event("changed").data(data.to_string());
-        Some((Ok(event), (changes, name, state)))
-    });
+    let stream = futures_util::stream::unfold(
+        (changes, name, state, false),
+        |(mut changes, name, state, count_due)| async move {
+            if count_due {
+                match state.0.engine.store().count_pending_for_recipient(&name).await {
+                    Ok(count) => {
+                        let data = json!({"pendingCount": count});
+                        let event = Event::default().event("count").data(data.to_string());
+                        return Some((Ok(event), (changes, name, state, false)));
+                    }
+                    // The next change counts again; a page that reads the
+                    // state meanwhile gets it counted there.
+                    Err(error) => tracing::warn!(%error, recipient = %name, "could not count pending questions"),
+                }
+            }
+            let (data, count_due) = match state
+                .next_change(&mut changes, |record| record.recipient == name)
+                .await?
+            {
+                Change::Matching(record) => (entry(&record), true),
+                Change::Missed => (json!({"missed": true}), false),
+            };
+            let event = Event::default().event("changed").data(data.to_string());
+            Some((Ok(event), (changes, name, state, count_due)))
+        },
+    );
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
 
@@ -498,6 +649,30 @@ mod tests {
             "\"Source Han Sans SC\"",
         ] {
             assert!(STYLE.contains(font), "web.css's font stack lacks {font}");
+        }
+    }
+
+    /// The count and "Show more" are worded in both of the page's languages,
+    /// with the numbers the page puts in them.
+    #[test]
+    fn the_page_words_its_count_and_show_more_in_both_languages() {
+        for locale in [Locale::En, Locale::ZhCn] {
+            let words = preview::page_words(locale);
+            for (key, holes) in [
+                ("waiting", &["{n}"][..]),
+                ("shownOf", &["{shown}", "{n}"][..]),
+                ("showMore", &[][..]),
+                ("loadingMore", &[][..]),
+            ] {
+                let said = words.get(key).copied().unwrap_or_default();
+                assert!(!said.is_empty(), "web.js ({locale}) should word {key}");
+                for hole in holes {
+                    assert!(
+                        said.contains(hole),
+                        "web.js ({locale}): {key} should have {hole}: {said}"
+                    );
+                }
+            }
         }
     }
 }

@@ -1,0 +1,419 @@
+//! The embedded default [`Store`]: one SQLite file in WAL mode.
+//!
+//! - `mod.rs` (here): the store, its reads on a pool of sqlx connections,
+//!   and the hand-over of each write;
+//! - [`writer`]: the one writer thread and its group commit;
+//! - [`writes`]: each write's SQL, run inside the writer's transaction;
+//! - [`row`]: a `questions` row and its JSON columns;
+//! - [`health`]: what readiness checks, and the count of commits.
+//!
+//! Every rule of the trait is one SQL statement or one write of the writer:
+//! the one-pending-question rule is a partial unique index, a resolution is
+//! an `UPDATE … WHERE status = 'pending'`. Queries are built at run time, so
+//! the crate builds without a database; the schema is in
+//! `migrations/sqlite`.
+
+mod health;
+mod row;
+mod writer;
+mod writes;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use askgate_core::QuestionId;
+use askgate_core::answer::Answers;
+use askgate_core::channel::{Delivery, MessageRef};
+use async_trait::async_trait;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Connection as _, SqliteConnection};
+
+use self::health::Health;
+use self::row::{QuestionRow, decode_all, decode_id, encode, question_columns};
+use self::writer::{BUSY_TIMEOUT, Writer};
+use self::writes::NewQuestion;
+use crate::{
+    InsertRules, Inserted, PendingDeadline, ProgressSaved, Pruned, QuestionRecord, Resolution, Store, StoreError,
+    Timestamp,
+};
+
+/// Connections for reading. WAL lets readers run beside the one writer.
+const MAX_READERS: u32 = 4;
+
+/// A `SELECT` of every column a [`QuestionRow`] needs, followed by the rest
+/// of the statement. A macro so that the whole statement stays a `&'static
+/// str`, which sqlx requires of SQL text.
+macro_rules! select_questions {
+    ($rest:literal) => {
+        concat!("SELECT ", question_columns!(), " FROM questions ", $rest)
+    };
+}
+
+/// [`Store`] on a SQLite file.
+///
+/// Cloning is cheap and shares the connections. Reads run on a pool of
+/// sqlx connections; every write goes to one writer thread
+/// (`writer.rs`), which commits the writes waiting together in one
+/// transaction (group commit) and answers each once its commit is durable.
+///
+/// A write that fails for a reason other than a rule (a full disk, a lock
+/// held past the busy timeout, an I/O error) is kept for [`Store::ping`]
+/// until a write succeeds, and the writer opens a fresh connection for the
+/// next one.
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    pool: SqlitePool,
+    writer: Arc<Writer>,
+    health: Arc<Health>,
+}
+
+impl SqliteStore {
+    /// Opens the store at `path`, creating the file and its directory when
+    /// missing, and brings the schema up to date.
+    pub async fn open(path: &Path) -> Result<Self, StoreError> {
+        if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(sqlx::Error::Io)?;
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            // Readers never write; the writer sets FULL for itself
+            // (writer::open says why), and so does the migration.
+            .synchronous(SqliteSynchronous::Full)
+            .foreign_keys(true)
+            .busy_timeout(BUSY_TIMEOUT);
+        let mut migrating = SqliteConnection::connect_with(&options).await?;
+        sqlx::migrate!("./migrations/sqlite").run(&mut migrating).await?;
+        migrating.close().await?;
+        let pool = SqlitePoolOptions::new()
+            .max_connections(MAX_READERS)
+            .connect_with(options)
+            .await?;
+        let health = Arc::new(Health::of(path));
+        let writer = Writer::start(path, health.clone())?;
+        Ok(Self {
+            pool,
+            writer: Arc::new(writer),
+            health,
+        })
+    }
+
+    /// How many write transactions this store has committed since it was
+    /// opened: each is one fsync of the log (`synchronous = FULL`), however
+    /// many writes it held, so the service benchmark divides it by the
+    /// cycles it ran.
+    pub fn commits(&self) -> u64 {
+        self.health.commits()
+    }
+
+    /// Finishes the writes sent so far and closes every connection, waiting
+    /// for them. Dropping the store closes them too, but in the background.
+    pub async fn close(&self) {
+        self.writer.close().await;
+        self.pool.close().await;
+    }
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    /// Stores the record as given. The engine inserts pending questions; a
+    /// record that has ended already is stored too (its `resolved_at` column
+    /// is its resolution's time), and neither the session rule nor the caps
+    /// apply to it.
+    async fn insert_with(&self, question: &QuestionRecord, rules: &InsertRules) -> Result<Inserted, StoreError> {
+        let new = NewQuestion {
+            request: encode(&question.request)?,
+            delivery: question.delivery.as_ref().map(encode).transpose()?,
+            progress: encode(&question.progress)?,
+            resolution: question.resolution.as_ref().map(encode).transpose()?,
+            record: question.clone(),
+        };
+        let rules = rules.clone();
+        self.writer.write(move |conn| writes::insert(conn, &new, &rules)).await
+    }
+
+    async fn get(&self, id: &QuestionId) -> Result<Option<QuestionRecord>, StoreError> {
+        let row = sqlx::query_as::<_, QuestionRow>(select_questions!("WHERE id = ?"))
+            .bind(id.as_str())
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(QuestionRow::decode).transpose()
+    }
+
+    /// Whatever the question's status: a question can end while it is being
+    /// delivered (cancelled, expired), and its messages are still to be
+    /// edited into their summary. An unknown id is
+    /// [`StoreError::UnknownQuestion`].
+    ///
+    /// A message already indexed under another question is moved to this one:
+    /// the newest delivery is what the platform shows.
+    async fn set_delivery(&self, id: &QuestionId, delivery: &Delivery) -> Result<bool, StoreError> {
+        let json = encode(delivery)?;
+        let conversation = delivery.conversation().map(str::to_owned);
+        let messages = delivery.messages.clone();
+        let id = id.clone();
+        self.writer
+            .write(move |conn| writes::set_delivery(conn, &id, &json, conversation.as_deref(), &messages))
+            .await
+    }
+
+    /// An unknown id is [`StoreError::UnknownQuestion`].
+    async fn attach_message(&self, id: &QuestionId, message: &MessageRef) -> Result<(), StoreError> {
+        let (id, message) = (id.clone(), message.clone());
+        self.writer
+            .write(move |conn| writes::attach_message(conn, &id, &message))
+            .await
+    }
+
+    async fn question_for_message(
+        &self,
+        channel: &str,
+        message: &MessageRef,
+    ) -> Result<Option<QuestionId>, StoreError> {
+        let id: Option<String> = sqlx::query_scalar(
+            "SELECT question_id FROM messages WHERE channel = ? AND conversation = ? AND message = ?",
+        )
+        .bind(channel)
+        .bind(message.conversation.as_str())
+        .bind(message.message.as_str())
+        .fetch_optional(&self.pool)
+        .await?;
+        id.as_deref().map(decode_id).transpose()
+    }
+
+    async fn newest_pending_in_conversation(
+        &self,
+        channel: &str,
+        conversation: &str,
+    ) -> Result<Option<QuestionId>, StoreError> {
+        // rowid breaks a tie in created_at: the later insert is the newer.
+        let id: Option<String> = sqlx::query_scalar(
+            "SELECT id FROM questions WHERE channel = ? AND conversation = ? AND status = 'pending' \
+             ORDER BY created_at DESC, rowid DESC LIMIT 1",
+        )
+        .bind(channel)
+        .bind(conversation)
+        .fetch_optional(&self.pool)
+        .await?;
+        id.as_deref().map(decode_id).transpose()
+    }
+
+    async fn save_progress(
+        &self,
+        id: &QuestionId,
+        read: &Answers,
+        progress: &Answers,
+    ) -> Result<ProgressSaved, StoreError> {
+        let (read, json) = (read.clone(), encode(progress)?);
+        let id = id.clone();
+        self.writer
+            .write(move |conn| writes::save_progress(conn, &id, &read, &json))
+            .await
+    }
+
+    /// A resolution whose status is `pending` is a bug in the caller: it
+    /// fails a debug assertion, and in a release build it changes nothing
+    /// and returns `None` (logged as an error), as if the question had ended
+    /// already. It is not an error value because no caller could handle one
+    /// better than fixing the call; the question stays pending and its
+    /// timer still ends it.
+    async fn resolve(&self, id: &QuestionId, resolution: &Resolution) -> Result<Option<QuestionRecord>, StoreError> {
+        debug_assert!(
+            resolution.status.is_final(),
+            "question {id} resolved with status pending"
+        );
+        if !resolution.status.is_final() {
+            tracing::error!(question = %id, "refused a resolution whose status is pending");
+            return Ok(None);
+        }
+        let json = encode(resolution)?;
+        let (id, status, at) = (id.clone(), resolution.status, resolution.at);
+        self.writer
+            .write(move |conn| writes::resolve(conn, &id, status, &json, at))
+            .await
+    }
+
+    async fn unfinished(&self) -> Result<Vec<QuestionRecord>, StoreError> {
+        let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
+            "WHERE finished = 0 AND status NOT IN ('pending', 'delivery_failed') AND delivery IS NOT NULL \
+             ORDER BY created_at, rowid"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        decode_all(rows)
+    }
+
+    async fn mark_finished(&self, id: &QuestionId) -> Result<(), StoreError> {
+        let id = id.clone();
+        self.writer.write(move |conn| writes::mark_finished(conn, &id)).await
+    }
+
+    async fn pending(&self) -> Result<Vec<QuestionRecord>, StoreError> {
+        let rows =
+            sqlx::query_as::<_, QuestionRow>(select_questions!("WHERE status = 'pending' ORDER BY created_at, rowid"))
+                .fetch_all(&self.pool)
+                .await?;
+        decode_all(rows)
+    }
+
+    async fn pending_deadlines(
+        &self,
+        after: Option<&(Timestamp, QuestionId)>,
+        limit: u32,
+    ) -> Result<Vec<PendingDeadline>, StoreError> {
+        // `questions_status_expires` (status, expires_at) serves both the
+        // filter and the order; the row value resumes after the last page.
+        // A delivery is stored complete unless it says `"complete": false`.
+        let (at, id) = after.map_or((i64::MIN, String::new()), |(at, id)| (*at, id.to_string()));
+        let rows: Vec<(Timestamp, String, bool)> = sqlx::query_as(
+            "SELECT expires_at, id, delivery IS NOT NULL AND coalesce(json_extract(delivery, '$.complete'), 1) = 1 \
+             FROM questions WHERE status = 'pending' AND (expires_at, id) > (?, ?) \
+             ORDER BY expires_at, id LIMIT ?",
+        )
+        .bind(at)
+        .bind(id)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|(expires_at, id, delivered)| {
+                let id = QuestionId::parse(&id)
+                    .map_err(|_| StoreError::Corrupt(format!("question {id:?}: its id is not a question id")))?;
+                Ok(PendingDeadline {
+                    expires_at,
+                    id,
+                    delivered,
+                })
+            })
+            .collect()
+    }
+
+    async fn count_pending(&self) -> Result<u64, StoreError> {
+        let count: i64 = // Kept by triggers (migration 0004): a row per agent, not a row per question.
+        sqlx::query_scalar("SELECT coalesce(sum(pending), 0) FROM pending_counts WHERE scope = 'agent'")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(u64::try_from(count).unwrap_or(0))
+    }
+
+    async fn undelivered_since(&self, channel: &str, since: Timestamp) -> Result<bool, StoreError> {
+        // `questions_status_expires` narrows to pending rows; only those of
+        // the last moments are looked at.
+        let found: bool = sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM questions WHERE status = 'pending' AND channel = ? \
+             AND delivery IS NULL AND created_at > ?)",
+        )
+        .bind(channel)
+        .bind(since)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(found)
+    }
+
+    async fn pending_for_recipient(
+        &self,
+        recipient: &str,
+        after: Option<&QuestionId>,
+        limit: u32,
+    ) -> Result<Vec<QuestionRecord>, StoreError> {
+        // `questions_pending_recipient_created` serves the filter and the
+        // order; the row value resumes after the last question shown.
+        let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
+            "WHERE recipient = ?1 AND status = 'pending' AND (?2 IS NULL \
+             OR NOT EXISTS (SELECT 1 FROM questions WHERE id = ?2) \
+             OR (created_at, rowid) > (SELECT created_at, rowid FROM questions WHERE id = ?2)) \
+             ORDER BY created_at, rowid LIMIT ?3"
+        ))
+        .bind(recipient)
+        .bind(after.map(QuestionId::as_str))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        decode_all(rows)
+    }
+
+    async fn count_pending_for_recipient(&self, recipient: &str) -> Result<u64, StoreError> {
+        let count: i64 = sqlx::query_scalar("SELECT pending FROM pending_counts WHERE scope = 'recipient' AND who = ?")
+            .bind(recipient)
+            .fetch_optional(&self.pool)
+            .await?
+            .unwrap_or(0);
+        Ok(u64::try_from(count).unwrap_or(0))
+    }
+
+    async fn ended_for_recipient(&self, recipient: &str, limit: u32) -> Result<Vec<QuestionRecord>, StoreError> {
+        // `questions_ended_recipient` (recipient, resolved_at) of ended rows:
+        // however many are pending, the latest ended are one index range.
+        let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
+            "WHERE recipient = ? AND status <> 'pending' ORDER BY resolved_at DESC, rowid DESC LIMIT ?"
+        ))
+        .bind(recipient)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        decode_all(rows)
+    }
+
+    async fn pending_in_run(&self, agent: &str, run_id: &str) -> Result<Vec<QuestionRecord>, StoreError> {
+        let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
+            "WHERE agent = ? AND run_id = ? AND status = 'pending' ORDER BY created_at, rowid"
+        ))
+        .bind(agent)
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await?;
+        decode_all(rows)
+    }
+
+    async fn record_event(&self, channel: &str, event_id: &str) -> Result<bool, StoreError> {
+        let (channel, event_id) = (channel.to_owned(), event_id.to_owned());
+        self.writer
+            .write(move |conn| writes::record_event(conn, &channel, &event_id))
+            .await
+    }
+
+    async fn event_seen(&self, channel: &str, event_id: &str) -> Result<bool, StoreError> {
+        let seen: bool =
+            sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM inbound_events WHERE channel = ? AND event_id = ?)")
+                .bind(channel)
+                .bind(event_id)
+                .fetch_one(&self.pool)
+                .await?;
+        Ok(seen)
+    }
+
+    async fn prune(&self, ended_before: Timestamp, limit: u32) -> Result<Pruned, StoreError> {
+        self.writer
+            .write(move |conn| writes::prune(conn, ended_before, limit))
+            .await
+    }
+
+    async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
+        let value = sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(value)
+    }
+
+    async fn set_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        let (key, value) = (key.to_owned(), value.to_owned());
+        self.writer
+            .write(move |conn| writes::set_setting(conn, &key, &value))
+            .await
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        self.health.check_file()?;
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        if let Some(reason) = self.health.failed_write() {
+            // Writes failed last time: try one now, so that readiness comes
+            // back as soon as writes work again, with no restart.
+            self.writer
+                .write(move |conn| writes::set_setting(conn, "readiness_probe", &reason))
+                .await?;
+        }
+        Ok(())
+    }
+}

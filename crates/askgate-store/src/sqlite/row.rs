@@ -1,0 +1,124 @@
+//! A `questions` row and the JSON of its columns, read by sqlx (the
+//! readers) and by rusqlite (the writer thread) alike.
+
+use std::str::FromStr;
+
+use askgate_core::{AskRequest, Locale, QuestionId};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::{QuestionRecord, QuestionStatus, StoreError};
+
+/// The columns a [`QuestionRow`] is made of, in the order
+/// [`QuestionRow::from_rusqlite`] reads them.
+macro_rules! question_columns {
+    () => {
+        "id, status, agent, session_id, run_id, recipient, channel, conversation, locale, request, \
+         created_at, expires_at, delivery, progress, resolution"
+    };
+}
+pub(super) use question_columns;
+
+/// A value as its JSON column holds it.
+pub(super) fn encode<T: Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|error| sqlx::Error::Encode(Box::new(error)).into())
+}
+
+/// A JSON column read back; `what` names the column for the error.
+pub(super) fn decode_json<T: DeserializeOwned>(id: &str, what: &str, json: &str) -> Result<T, StoreError> {
+    serde_json::from_str(json).map_err(|error| StoreError::Corrupt(format!("question {id}: column {what}: {error}")))
+}
+
+/// A question id read back from a column.
+pub(super) fn decode_id(id: &str) -> Result<QuestionId, StoreError> {
+    QuestionId::parse(id).map_err(|error| StoreError::Corrupt(format!("question id {id:?}: {error}")))
+}
+
+pub(super) fn decode_all(rows: Vec<QuestionRow>) -> Result<Vec<QuestionRecord>, StoreError> {
+    rows.into_iter().map(QuestionRow::decode).collect()
+}
+
+/// A `questions` row as the database has it, before its text is checked.
+#[derive(sqlx::FromRow)]
+pub(super) struct QuestionRow {
+    id: String,
+    status: String,
+    agent: String,
+    session_id: Option<String>,
+    run_id: Option<String>,
+    recipient: String,
+    channel: String,
+    conversation: String,
+    locale: String,
+    request: String,
+    created_at: i64,
+    expires_at: i64,
+    delivery: Option<String>,
+    progress: String,
+    resolution: Option<String>,
+}
+
+impl QuestionRow {
+    /// The record, or [`StoreError::Corrupt`] naming the question and the
+    /// column that could not be read.
+    pub(super) fn decode(self) -> Result<QuestionRecord, StoreError> {
+        let id = decode_id(&self.id)?;
+        let raw = self.id.as_str();
+        let status = QuestionStatus::from_str(&self.status)
+            .map_err(|error| StoreError::Corrupt(format!("question {raw}: column status: {error}")))?;
+        let locale = Locale::from_str(&self.locale)
+            .map_err(|error| StoreError::Corrupt(format!("question {raw}: column locale: {error}")))?;
+        let request: AskRequest = decode_json(raw, "request", &self.request)?;
+        let delivery = self
+            .delivery
+            .as_deref()
+            .map(|json| decode_json(raw, "delivery", json))
+            .transpose()?;
+        let progress = decode_json(raw, "progress", &self.progress)?;
+        let resolution = self
+            .resolution
+            .as_deref()
+            .map(|json| decode_json(raw, "resolution", json))
+            .transpose()?;
+        Ok(QuestionRecord {
+            id,
+            status,
+            agent: self.agent,
+            session_id: self.session_id,
+            run_id: self.run_id,
+            recipient: self.recipient,
+            channel: self.channel,
+            conversation: self.conversation,
+            locale,
+            request,
+            created_at: self.created_at,
+            expires_at: self.expires_at,
+            delivery,
+            progress,
+            resolution,
+        })
+    }
+}
+
+impl QuestionRow {
+    /// A row selected with [`question_columns`], read by rusqlite.
+    pub(super) fn from_rusqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            id: row.get(0)?,
+            status: row.get(1)?,
+            agent: row.get(2)?,
+            session_id: row.get(3)?,
+            run_id: row.get(4)?,
+            recipient: row.get(5)?,
+            channel: row.get(6)?,
+            conversation: row.get(7)?,
+            locale: row.get(8)?,
+            request: row.get(9)?,
+            created_at: row.get(10)?,
+            expires_at: row.get(11)?,
+            delivery: row.get(12)?,
+            progress: row.get(13)?,
+            resolution: row.get(14)?,
+        })
+    }
+}
