@@ -10,7 +10,8 @@ mod support;
 use std::time::{Duration, Instant};
 
 use askgate_testkit::discord::{
-    Disconnect, DiscordChannel, DiscordUser, Failure, FakeDiscord, InteractionRecord, Reply, SeenMessage, Signature,
+    BOT_ID, Disconnect, DiscordChannel, DiscordUser, Failure, FakeDiscord, InteractionRecord, Ping, Reply, SeenMessage,
+    Signature,
 };
 use serde_json::{Value, json};
 use support::chat::{
@@ -23,6 +24,11 @@ const BOB: u64 = 422_222_222_222_222_222;
 const GUILD: u64 = 433_333_333_333_333_333;
 /// A guild text channel where Alice (only she) answers for the recipient "ops".
 const OPS: u64 = 444_444_444_444_444_444;
+/// A thread in `OPS` where Alice (only she) answers for the recipient
+/// "thread": a channel of its own, with `OPS` as its parent.
+const THREAD: u64 = 455_555_555_555_555_555;
+/// Another thread in `OPS`, which no recipient names.
+const OTHER_THREAD: u64 = 466_666_666_666_666_666;
 /// What askgate is told its public address is (interactions mode needs one);
 /// the fake is pointed at the real port.
 const PUBLIC_URL: &str = "https://askgate.test";
@@ -50,8 +56,14 @@ fn ops() -> DiscordChannel {
     DiscordChannel::guild(OPS, GUILD, "releases")
 }
 
-/// The channel `dc` in `mode` with `token`, and two recipients: Alice by
-/// DM, "ops" in a guild channel (Alice answers).
+/// The thread of the recipient "thread" (what a person acts in).
+fn thread() -> DiscordChannel {
+    DiscordChannel::guild(THREAD, GUILD, "release-42")
+}
+
+/// The channel `dc` in `mode` with `token`, and three recipients: Alice by
+/// DM, "ops" in a guild channel and "thread" in a thread of it (Alice
+/// answers both).
 fn discord_config(fake: &FakeDiscord, mode: Mode, token: &str) -> String {
     let mode = match mode {
         Mode::Gateway => "mode = \"gateway\"\n".to_owned(),
@@ -60,7 +72,9 @@ fn discord_config(fake: &FakeDiscord, mode: Mode, token: &str) -> String {
     format!(
         "\n[channels.dc]\ntype = \"discord\"\ntoken = \"{token}\"\napi_url = \"{api}\"\n{mode}\n\
          [recipients.alice]\nchannel = \"dc\"\nuser_id = \"{ALICE}\"\ndisplay_name = \"Alice\"\n\n\
-         [recipients.ops]\nchannel = \"dc\"\nchannel_id = \"{OPS}\"\nanswerers = [\"{ALICE}\"]\ndisplay_name = \"Ops\"\n",
+         [recipients.ops]\nchannel = \"dc\"\nchannel_id = \"{OPS}\"\nanswerers = [\"{ALICE}\"]\ndisplay_name = \"Ops\"\n\n\
+         [recipients.thread]\nchannel = \"dc\"\nchannel_id = \"{OPS}\"\nthread_id = \"{THREAD}\"\n\
+         answerers = [\"{ALICE}\"]\ndisplay_name = \"Release thread\"\n",
         api = fake.api_url(),
     )
 }
@@ -99,6 +113,7 @@ impl Discord {
         fake.add_user(&alice());
         fake.add_user(&bob());
         fake.add_channel(&ops());
+        assert_eq!(fake.add_thread(&ops(), THREAD, "release-42"), thread());
         let dm = fake.dm_channel(&alice());
         assert_ne!(dm.id, ALICE, "a DM has an id of its own");
         let server = Server::start_with(&server_keys(mode), &discord_config(&fake, mode, fake.token()));
@@ -132,6 +147,33 @@ impl Discord {
             })
             .await
             .unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    /// Alice answers the two-question prompt through Answer…'s modal:
+    /// "3" (Canary) and "team channel, 2", and is told it was submitted.
+    async fn answer_two_by_modal(&self, channel: &DiscordChannel, prompt: &SeenMessage) {
+        let answer = prompt
+            .components()
+            .into_iter()
+            .find(|component| component.label.as_deref() == Some("Answer…"))
+            .and_then(|component| component.custom_id.clone())
+            .unwrap_or_else(|| panic!("the prompt carries Answer…: {prompt:?}"));
+        let click = self.fake.click(&alice(), channel, prompt.id, &answer).await;
+        let Reply::Modal(modal) = self.reply(&click, 1).await else {
+            panic!("Answer… opens a modal: {:?}", self.fake.interaction(click.id));
+        };
+        let fields: Vec<&str> = modal.fields.iter().map(|field| field.custom_id.as_str()).collect();
+        assert_eq!(fields, ["deploy", "notify"], "{modal:?}");
+        let submit = self
+            .fake
+            .submit_modal(
+                &alice(),
+                channel,
+                &modal.custom_id,
+                &[("deploy", "3"), ("notify", "team channel, 2")],
+            )
+            .await;
+        assert_ephemeral(&self.notice(&submit).await, "Answer submitted");
     }
 
     /// The message as the channel shows it once its content contains `summary`.
@@ -332,28 +374,7 @@ async fn a_two_question_prompt_is_answered(mode: Mode) {
             dc.fake.message(&alice(), &dc.dm, "2: team channel, 2", None);
         }
         Mode::Interactions => {
-            let answer = prompt
-                .components()
-                .into_iter()
-                .find(|component| component.label.as_deref() == Some("Answer…"))
-                .and_then(|component| component.custom_id.clone())
-                .unwrap_or_else(|| panic!("the prompt carries Answer…: {prompt:?}"));
-            let click = dc.fake.click(&alice(), &dc.dm, prompt.id, &answer).await;
-            let Reply::Modal(modal) = dc.reply(&click, 1).await else {
-                panic!("Answer… opens a modal: {:?}", dc.fake.interaction(click.id));
-            };
-            let fields: Vec<&str> = modal.fields.iter().map(|field| field.custom_id.as_str()).collect();
-            assert_eq!(fields, ["deploy", "notify"], "{modal:?}");
-            let submit = dc
-                .fake
-                .submit_modal(
-                    &alice(),
-                    &dc.dm,
-                    &modal.custom_id,
-                    &[("deploy", "3"), ("notify", "team channel, 2")],
-                )
-                .await;
-            assert_ephemeral(&dc.notice(&submit).await, "Answer submitted");
+            dc.answer_two_by_modal(&dc.dm, &prompt).await;
         }
     }
     assert_eq!(
@@ -488,6 +509,146 @@ async fn a_kill_between_the_click_and_the_edit_loses_nothing_and_answers_once(mo
     dc.assert_no_secret_logged();
 }
 
+/// A recipient in a thread (`channel_id` + `thread_id`): the question is
+/// posted into the thread (a channel of its own, `OPS` its parent), a
+/// stranger's click there is refused where only they see it and changes
+/// nothing, and Alice's click from the thread answers the waiting agent and
+/// edits the message there.
+async fn a_thread_recipient_is_asked_in_its_thread_and_answered_from_it(mode: Mode) {
+    let dc = Discord::start(mode).await;
+    let mut asked = dc.ask(&deploy("thread")).await;
+    let prompt = dc.prompt_of(THREAD, &asked.id).await;
+    let sent = dc.fake.calls_to(CREATE_MESSAGE);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0].path, format!("/channels/{THREAD}/messages"));
+    assert_eq!(sent[0].body["allowed_mentions"], json!({"parse": []}));
+    assert!(dc.fake.messages(OPS).is_empty(), "nothing in the parent channel");
+
+    let stranger = dc.fake.click(&bob(), &thread(), prompt.id, &asked.token("1")).await;
+    // As Discord tells of a click in a thread: the thread's id, its parent in `channel`.
+    assert_eq!(stranger.payload["channel_id"], json!(THREAD.to_string()));
+    assert_eq!(stranger.payload["channel"]["type"], json!(11));
+    assert_eq!(stranger.payload["channel"]["parent_id"], json!(OPS.to_string()));
+    assert_ephemeral(&dc.notice(&stranger).await, "This question is for Release thread");
+    assert_eq!(dc.status(&asked.id).await, json!("pending"));
+    assert!(dc.fake.calls_to(EDIT_MESSAGE).is_empty());
+    assert!(!dc.fake.message_by_id(prompt.id).unwrap().edited);
+
+    let click = dc.fake.click(&alice(), &thread(), prompt.id, &asked.token("1")).await;
+    assert_eq!(asked.result(PATIENCE).await, answered("Production"));
+    assert_ephemeral(&dc.notice(&click).await, "Answer submitted");
+    let edited = dc.edited_into(THREAD, prompt.id, "Answered by Alice: Production").await;
+    assert!(edited.rows.is_empty(), "the buttons are gone: {edited:?}");
+    let edits = dc.fake.calls_to(EDIT_MESSAGE);
+    assert_eq!(edits.len(), 1, "{edits:?}");
+    assert_eq!(edits[0].path, format!("/channels/{THREAD}/messages/{}", prompt.id));
+}
+
+/// A prompt of two questions in a thread: answered there by two typed
+/// replies to it (gateway), or through Answer…'s modal opened from the
+/// thread (endpoint).
+async fn a_two_question_prompt_in_a_thread_is_answered_there(mode: Mode) {
+    let dc = Discord::start(mode).await;
+    let mut asked = dc.ask(&two_questions("thread")).await;
+    let prompt = dc
+        .fake
+        .wait_for_message(THREAD, PATIENCE, |message| {
+            message.content.contains("Where should this build go?")
+        })
+        .await
+        .unwrap();
+    match mode {
+        Mode::Gateway => {
+            let first = dc.fake.message(&alice(), &thread(), "1: canary", Some(prompt.id));
+            assert_eq!(first["channel_id"], json!(THREAD.to_string()), "{first}");
+            let confirmed = dc.reply_to(THREAD, message_id(&first)).await;
+            assert_eq!(confirmed.content, "Got Deploy. Still needed: Notify", "{confirmed:?}");
+            assert!(confirmed.pings.is_empty(), "{confirmed:?}");
+            assert_eq!(dc.status(&asked.id).await, json!("pending"));
+            dc.fake
+                .message(&alice(), &thread(), "2: team channel, 2", Some(prompt.id));
+        }
+        Mode::Interactions => {
+            dc.answer_two_by_modal(&thread(), &prompt).await;
+        }
+    }
+    assert_eq!(
+        asked.result(PATIENCE).await,
+        json!({"status": "answered", "answers": {"answers": {
+            "deploy": ["Canary"], "notify": ["Team channel", "On-call"]}}})
+    );
+    let edited = dc.edited_into(THREAD, prompt.id, "Deploy: Canary").await;
+    assert!(edited.rows.is_empty(), "{edited:?}");
+    assert!(dc.fake.messages(OPS).is_empty(), "nothing in the parent channel");
+}
+
+/// `@everyone`, `@here`, a user and a role, and markdown: in the agent's
+/// question they are shown as typed and ping no one; typed by Alice in
+/// Other…'s modal they are her answer, echoed as typed in the summary the
+/// message is edited into, which pings no one either.
+async fn mentions_in_agent_text_and_in_a_free_text_answer_ping_no_one(mode: Mode) {
+    const SOMEONE: u64 = 123_456_789_012_345_678;
+    const ROLE: u64 = 223_456_789_012_345_678;
+    let text = format!("@everyone @here <@{SOMEONE}> <@&{ROLE}> **bold**");
+    // Unescaped and without allowed_mentions, Discord would notify all of them.
+    assert_eq!(
+        FakeDiscord::mentioned_by(&text, None),
+        [Ping::Everyone, Ping::Here, Ping::User(SOMEONE), Ping::Role(ROLE)]
+    );
+    let dc = Discord::start(mode).await;
+    let mut request = deploy("ops");
+    request["questions"][0]["question"] = json!(format!("Where should this build go? {text}"));
+    let mut asked = dc.ask(&request).await;
+    let prompt = dc.prompt_of(OPS, &asked.id).await;
+    let sent = dc.fake.calls_to(CREATE_MESSAGE);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0].body["allowed_mentions"], json!({"parse": []}));
+    assert!(prompt.pings.is_empty(), "nobody is notified: {prompt:?}");
+    assert!(
+        FakeDiscord::mentioned_by(&prompt.content, None).is_empty(),
+        "escaped: {prompt:?}"
+    );
+    assert!(
+        shown(&prompt.content).contains(&format!("Where should this build go? {text}")),
+        "shown as typed: {prompt:?}"
+    );
+
+    let click = dc.fake.click(&alice(), &ops(), prompt.id, &asked.token("o")).await;
+    let Reply::Modal(modal) = dc.reply(&click, 1).await else {
+        panic!("Other… opens a modal: {:?}", dc.fake.interaction(click.id));
+    };
+    let field = modal.fields[0].custom_id.clone();
+    let submit = dc
+        .fake
+        .submit_modal(&alice(), &ops(), &modal.custom_id, &[(&field, &text)])
+        .await;
+    assert_eq!(asked.result(PATIENCE).await, answered(&text));
+    assert_ephemeral(&dc.notice(&submit).await, "Answer submitted");
+    let edited = dc
+        .edited_into(OPS, prompt.id, &format!("Answered by Alice: {text}"))
+        .await;
+    let edits = dc.fake.calls_to(EDIT_MESSAGE);
+    assert_eq!(edits.len(), 1, "{edits:?}");
+    assert_eq!(edits[0].body["allowed_mentions"], json!({"parse": []}), "{edits:?}");
+    let content = edits[0].body["content"].as_str().unwrap();
+    assert!(
+        FakeDiscord::mentioned_by(content, Some(&edits[0].body["allowed_mentions"])).is_empty(),
+        "{content}"
+    );
+    assert!(
+        FakeDiscord::mentioned_by(content, None).is_empty(),
+        "escaped: {content}"
+    );
+    assert!(
+        content.contains(r"\@everyone \@here \<\@") && content.contains(r"\*\*bold\*\*"),
+        "the markdown is escaped: {content}"
+    );
+    // What Discord made of the edit: it mentions no one.
+    assert_eq!(edited.json["mention_everyone"], json!(false), "{edited:?}");
+    assert_eq!(edited.json["mentions"], json!([]), "{edited:?}");
+    assert_eq!(edited.json["mention_roles"], json!([]), "{edited:?}");
+}
+
 in_modes!(
     [
     a_click_answers_the_waiting_agent_and_edits_the_message,
@@ -498,6 +659,9 @@ in_modes!(
     skip_gives_the_agent_no_answer,
     expiry_gives_no_answer_and_a_late_click_is_told,
     a_kill_between_the_click_and_the_edit_loses_nothing_and_answers_once,
+    a_thread_recipient_is_asked_in_its_thread_and_answered_from_it,
+    a_two_question_prompt_in_a_thread_is_answered_there,
+    mentions_in_agent_text_and_in_a_free_text_answer_ping_no_one,
     ]
     gateway => Gateway, interactions => Interactions
 );
@@ -598,6 +762,47 @@ async fn a_gateway_drop_mid_question_still_delivers_the_answer() {
     dc.fake.click(&alice(), &dc.dm, prompt.id, &asked.token("0")).await;
     assert_eq!(asked.result(PATIENCE).await, answered("Staging (Recommended)"));
     dc.assert_no_secret_logged();
+}
+
+/// "@askgate start" where a recipient is configured (its thread, or its
+/// channel) is no stranger's greeting: no recipient block. In a thread no
+/// recipient names, it is: a thread is a channel of its own, which a
+/// recipient of its parent channel never posts to, so whoever greets the bot
+/// there wants to know how to address it, and is told the block that does
+/// (the thread's id as `channel_id`, which is all a message there carries;
+/// askgate posts to it as to any channel).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)] // The fake must answer while the harness blocks on start-up.
+async fn a_greeting_in_a_configured_thread_is_not_told_to_configure_it() {
+    let dc = Discord::start(Mode::Gateway).await;
+    let other = dc.fake.add_thread(&ops(), OTHER_THREAD, "smalltalk");
+    let greeting = format!("<@{BOT_ID}> start");
+    let in_thread = dc.fake.message(&alice(), &thread(), &greeting, None);
+    assert_eq!(in_thread["channel_id"], json!(THREAD.to_string()), "{in_thread}");
+    dc.fake.message(&alice(), &ops(), &greeting, None);
+    let elsewhere = dc.fake.message(&bob(), &other, &greeting, None);
+
+    let block = dc.reply_to(OTHER_THREAD, message_id(&elsewhere)).await;
+    let introduce = askgate_core::Locale::En.chrome().introduce();
+    assert!(shown(&block.content).starts_with(introduce), "{block:?}");
+    assert!(
+        block
+            .content
+            .contains(&format!("channel_id = \"{OTHER_THREAD}\"\nanswerers = [\"{BOB}\"]")),
+        "{block:?}"
+    );
+    // The greetings in the configured thread and channel were taken with
+    // the other (each gateway event is handled at once, none waits for
+    // another): a block for them would be out by now.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for channel in [THREAD, OPS] {
+        let said: Vec<SeenMessage> = dc
+            .fake
+            .messages(channel)
+            .into_iter()
+            .filter(|message| message.author_id == BOT_ID)
+            .collect();
+        assert!(said.is_empty(), "the bot said in {channel}: {said:?}");
+    }
 }
 
 /// Discord refuses the DM ("Cannot send messages to this user"): the waiting

@@ -62,12 +62,15 @@ pub struct DiscordSettings {
     api_url: String,
     /// The application's public key (hex), in interactions mode.
     public_key: Option<String>,
-    message_content: bool,
+    /// The `message_content` key; `None` when not set (the application's
+    /// flags decide, at the runtime's check).
+    message_content: Option<bool>,
 }
 
 impl DiscordSettings {
-    /// Gateway settings with `token` against `api_url`, for tests and tools.
-    pub fn gateway(name: &str, token: &str, api_url: &str, message_content: bool) -> Self {
+    /// Gateway settings with `token` against `api_url`, for tests and tools;
+    /// `message_content` as the key would set it (`None`: not set).
+    pub fn gateway(name: &str, token: &str, api_url: &str, message_content: Option<bool>) -> Self {
         Self {
             name: name.to_owned(),
             token: Secret::new(token.to_owned()),
@@ -90,8 +93,10 @@ impl ChannelSettings for DiscordSettings {
     fn start(&self) -> Arc<dyn ChannelRuntime> {
         let rest = Rest::new(self.token.expose(), &self.api_url);
         // Typed messages arrive only over the gateway, and only with the
-        // Message Content intent.
-        let typed = self.public_key.is_none() && self.message_content;
+        // Message Content intent. Unless the admin turned it off, it is taken
+        // as granted until the runtime's check has read the application's
+        // flags, which decides before the channel is used.
+        let typed = self.public_key.is_none() && self.message_content != Some(false);
         let channel = Arc::new(DiscordChannel::new(&self.name, rest, typed));
         let mode = match &self.public_key {
             Some(key) => Mode::Interactions {
@@ -157,7 +162,7 @@ impl AdapterKind for Discord {
             token: token?,
             api_url,
             public_key,
-            message_content: keys.message_content.unwrap_or(true),
+            message_content: keys.message_content,
         }))
     }
 

@@ -4,8 +4,15 @@
 //!
 //! serenity runs each event's handler on a task of its own, so a slow store
 //! for one person's click holds up no one else's.
+//!
+//! A resume may replay dispatches the connection had already delivered
+//! (Discord sends everything after the `seq` it was given). The engine
+//! applies an event once whatever comes again, by its id; an interaction
+//! that comes again is also not answered again, since Discord takes one
+//! first response and refuses a second (`40060`).
 
-use std::sync::Arc;
+use std::collections::{HashSet, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use askgate_adapter::backoff::backoff;
 use askgate_adapter::{Driver, Shutdown};
@@ -13,7 +20,7 @@ use async_trait::async_trait;
 use serenity::all::{Context, EventHandler, GatewayIntents, Interaction, Message, Ready};
 use serenity::client::ClientBuilder;
 use serenity::http::HttpBuilder;
-use tracing::{error, info, warn};
+use tracing::{debug, error, info, warn};
 
 use crate::DiscordChannel;
 use crate::decode::Update;
@@ -27,12 +34,42 @@ pub struct GatewaySettings {
     pub token: String,
     /// Discord's base URL (or a fake's).
     pub api_url: String,
-    /// Whether the Message Content intent is granted: typed replies.
-    pub message_content: bool,
+    /// The admin's `message_content` key: `None` when not set, and then the
+    /// application's flags decide ([`crate::runtime::message_content`]).
+    pub message_content: Option<bool>,
 }
+
+/// How many interaction ids a gateway connection remembers: more than can
+/// arrive in the 3 s an interaction's first response takes, or in a replay.
+const REMEMBERED_INTERACTIONS: usize = 4096;
 
 struct Handler {
     driver: Driver<DiscordChannel>,
+    /// The interactions taken so far, newest last; the oldest are forgotten.
+    taken: Arc<Mutex<Taken>>,
+}
+
+/// Interaction ids already taken, bounded.
+#[derive(Debug, Default)]
+struct Taken {
+    ids: HashSet<u64>,
+    order: VecDeque<u64>,
+}
+
+impl Taken {
+    /// Remembers `id`; false if it was taken before.
+    fn first_time(&mut self, id: u64) -> bool {
+        if !self.ids.insert(id) {
+            return false;
+        }
+        self.order.push_back(id);
+        if self.order.len() > REMEMBERED_INTERACTIONS
+            && let Some(oldest) = self.order.pop_front()
+        {
+            self.ids.remove(&oldest);
+        }
+        true
+    }
 }
 
 #[async_trait]
@@ -42,6 +79,15 @@ impl EventHandler for Handler {
     }
 
     async fn interaction_create(&self, _ctx: Context, interaction: Interaction) {
+        let id = interaction.id().get();
+        if !self.taken.lock().unwrap_or_else(PoisonError::into_inner).first_time(id) {
+            debug!(
+                channel = askgate_core::Channel::name(self.driver.inbound().as_ref()),
+                event = id,
+                "a Discord interaction came again (replayed after a resume); it was answered when it first came"
+            );
+            return;
+        }
         let responder = Responder::over_rest(&interaction, self.driver.inbound().rest().clone());
         let update = Update::Interaction {
             interaction: Box::new(interaction),
@@ -69,12 +115,15 @@ pub fn intents(message_content: bool) -> GatewayIntents {
 }
 
 /// Holds the gateway connection until `shutdown`, starting it again (after a
-/// pause) whenever serenity gives up on it.
-pub async fn run(settings: GatewaySettings, driver: Driver<DiscordChannel>, shutdown: Shutdown) {
+/// pause) whenever serenity gives up on it; asks for the Message Content
+/// intent if `message_content` (as the runtime's check decided).
+pub async fn run(settings: GatewaySettings, message_content: bool, driver: Driver<DiscordChannel>, shutdown: Shutdown) {
     let name = askgate_core::Channel::name(driver.inbound().as_ref()).to_owned();
     let shutdown = shutdown.wait();
     tokio::pin!(shutdown);
     let mut failures = 0;
+    // Shared by every client the loop starts: a replay can follow a reconnect.
+    let taken = Arc::new(Mutex::new(Taken::default()));
     loop {
         let mut http = HttpBuilder::new(&settings.token);
         if settings.api_url.trim_end_matches('/') != DISCORD_API {
@@ -84,8 +133,11 @@ pub async fn run(settings: GatewaySettings, driver: Driver<DiscordChannel>, shut
                 .proxy(settings.api_url.trim_end_matches('/'))
                 .ratelimiter_disabled(true);
         }
-        let handler = Handler { driver: driver.clone() };
-        let client = ClientBuilder::new_with_http(http.build(), intents(settings.message_content))
+        let handler = Handler {
+            driver: driver.clone(),
+            taken: Arc::clone(&taken),
+        };
+        let client = ClientBuilder::new_with_http(http.build(), intents(message_content))
             .event_handler(handler)
             .await;
         let mut client = match client {
@@ -126,5 +178,24 @@ pub async fn run(settings: GatewaySettings, driver: Driver<DiscordChannel>, shut
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{REMEMBERED_INTERACTIONS, Taken};
+
+    /// An id is taken once; the memory is bounded, the oldest forgotten first.
+    #[test]
+    fn an_interaction_is_taken_once_and_the_memory_is_bounded() {
+        let mut taken = Taken::default();
+        assert!(taken.first_time(1));
+        assert!(!taken.first_time(1));
+        for id in 2..=u64::try_from(REMEMBERED_INTERACTIONS).unwrap_or(u64::MAX) + 1 {
+            assert!(taken.first_time(id));
+        }
+        assert_eq!(taken.ids.len(), REMEMBERED_INTERACTIONS);
+        assert!(taken.first_time(1), "the oldest was forgotten");
+        assert!(!taken.first_time(3), "a newer one is still remembered");
     }
 }

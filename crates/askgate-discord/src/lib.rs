@@ -6,8 +6,8 @@
 //! | [`channel`] | [`DiscordChannel`]: capabilities, sending prompts (components, no pings, a nonce) in each channel's turn, editing them into summaries, opening DMs |
 //! | [`decode`] | interactions and messages → askgate's normalized [`askgate_core::InboundEvent`]s |
 //! | [`react`] | the shared driver's [`askgate_adapter::Inbound`]; the engine's reactions as interaction responses (ephemeral notices, modals, deferrals, follow-ups) and replies |
-//! | [`runtime`] | [`DiscordRuntime`]: `GET /users/@me`, then the gateway or the interactions endpoint |
-//! | [`gateway`] | the gateway connection (serenity's client: heartbeats, resuming) |
+//! | [`runtime`] | [`DiscordRuntime`]: `GET /users/@me`, in gateway mode the Message Content intent from `GET /applications/@me`, then the gateway or the interactions endpoint |
+//! | [`gateway`] | the gateway connection (serenity's client: heartbeats, resuming; a replayed interaction answered once) |
 //! | [`interactions`] | the interactions endpoint in askgate's server, every request's Ed25519 signature verified |
 //! | [`rest`] | the REST calls askgate makes, with Discord's errors and 429 delays kept |
 //! | [`markup`] | escaping agent text for Discord's markdown |

@@ -92,6 +92,8 @@ mod tests {
             "{escaped}"
         );
         assert_eq!(shown(&escaped), literal);
+        let mentions = "@everyone @here <@123> <@!123> <@&456>";
+        assert_eq!(escape(mentions), r"\@everyone \@here \<\@123\> \<\@!123\> \<\@&456\>");
         // Plain words stay as they are; the layout's own numbering is kept from list rendering.
         assert_eq!(escape("Deploy — where?"), "Deploy — where?");
         assert_eq!(escape("2) Production"), "2\\) Production");

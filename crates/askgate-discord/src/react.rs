@@ -212,8 +212,12 @@ impl Inbound for DiscordChannel {
     }
 
     /// A DM is addressed by its person (`user_id`, askgate opens the DM); a
-    /// server channel or a thread (a channel of its own) by its id, with the
-    /// writer as the answerer.
+    /// server channel or a thread by its id, with the writer as the
+    /// answerer. A thread is a channel of its own, and a message there
+    /// carries only the thread's id, not its parent's: the block names the
+    /// thread as `channel_id`, which askgate posts to as to any channel, and
+    /// the engine knows a recipient configured with `channel_id` +
+    /// `thread_id` by its thread.
     fn introduction(&self, event: &InboundEvent) -> Option<Introduction> {
         let id = |id: &str| toml::Value::String(id.to_owned());
         Some(match event.conversation_kind {

@@ -338,7 +338,7 @@ mod inbound {
             let fake = start_fake().await;
             fake.allow_privileged_intents(MESSAGE_CONTENT);
             let runtime: Arc<dyn ChannelRuntime> = match mode {
-                Mode::Gateway => DiscordSettings::gateway(NAME, fake.token(), &fake.api_url(), true).start(),
+                Mode::Gateway => DiscordSettings::gateway(NAME, fake.token(), &fake.api_url(), Some(true)).start(),
                 Mode::Interactions => {
                     let rest = Rest::new(fake.token(), &fake.api_url());
                     let channel = Arc::new(DiscordChannel::new(NAME, rest, false));

@@ -59,13 +59,23 @@ impl InboundSink for Engine {
     }
 
     fn stranger(&self, channel: &str, destination: &Destination) -> Option<Locale> {
-        let addressed = self.recipients().any(|r| {
-            r.channel == channel
-                && r.destination.conversation == destination.conversation
-                && (r.destination.thread.is_none() || r.destination.thread == destination.thread)
-        });
+        let addressed = self
+            .recipients()
+            .any(|r| r.channel == channel && addresses(&r.destination, destination));
         (!addressed).then(|| self.locale_in(channel, &destination.conversation))
     }
+}
+
+/// Whether a recipient configured with `configured` is the one of the
+/// conversation an adapter describes as `seen`: the same conversation, in
+/// its thread if it names one; or the configured thread itself, where a
+/// thread is a conversation of its own. A Discord thread is a channel with
+/// its own id: a message there carries the thread's id alone, not the
+/// parent channel a recipient names with `channel_id` beside `thread_id`.
+fn addresses(configured: &Destination, seen: &Destination) -> bool {
+    let same = configured.conversation == seen.conversation
+        && (configured.thread.is_none() || configured.thread == seen.thread);
+    same || (seen.thread.is_none() && configured.thread.as_deref() == Some(seen.conversation.as_str()))
 }
 
 /// The message a non-text message or a greeting replies to (a greeting
@@ -569,4 +579,33 @@ fn ended(status: QuestionStatus, chrome: Chrome) -> Reaction {
         _ => chrome.closed(),
     };
     notice(text, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use askgate_core::channel::Destination;
+
+    use super::addresses;
+
+    fn at(conversation: &str, thread: Option<&str>) -> Destination {
+        Destination {
+            conversation: conversation.to_owned(),
+            thread: thread.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn a_recipient_addresses_its_conversation_its_thread_and_a_thread_that_is_a_conversation() {
+        // A whole chat or channel: every thread in it.
+        assert!(addresses(&at("-100", None), &at("-100", None)));
+        assert!(addresses(&at("-100", None), &at("-100", Some("7"))));
+        // A thread of a conversation (a Telegram topic, a Slack thread): that thread only.
+        assert!(addresses(&at("-100", Some("7")), &at("-100", Some("7"))));
+        assert!(!addresses(&at("-100", Some("7")), &at("-100", Some("8"))));
+        assert!(!addresses(&at("-100", Some("7")), &at("-100", None)));
+        // A Discord thread, told of by its own id.
+        assert!(addresses(&at("444", Some("455")), &at("455", None)));
+        assert!(!addresses(&at("444", Some("455")), &at("466", None)));
+        assert!(!addresses(&at("444", None), &at("455", None)));
+    }
 }

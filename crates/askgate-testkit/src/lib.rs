@@ -8,7 +8,7 @@
 //! gateway and HTTP interactions), [`slack::FakeSlack`] (the Web API, Socket
 //! Mode and signed HTTP delivery); what they share is in [`fake`].
 //! [`conformance`] is the suite every adapter runs against its fake;
-//! [`bench`] what the benchmarks share. Nothing here is used outside tests.
+//! [`bench`](mod@bench) what the benchmarks share. Nothing here is used outside tests.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};

@@ -3,7 +3,8 @@
 //! op 10 Hello on connect; op 2 Identify → a session and op 0 READY (s = 1);
 //! op 1 Heartbeat → op 11; dispatches with increasing `s`, logged per
 //! session; op 6 Resume on a new connection → the dispatches after `seq`
-//! again, then RESUMED; op 9 Invalid Session and op 7 Reconnect on demand;
+//! again (from an earlier `s` once a test asked for a duplicate replay),
+//! then RESUMED; op 9 Invalid Session and op 7 Reconnect on demand;
 //! and Discord's close codes (4001 unknown opcode, 4002 decode error, 4003
 //! not authenticated, 4004 authentication failed, 4005 already
 //! authenticated, 4013 invalid intents, 4014 disallowed intents).
@@ -80,6 +81,12 @@ pub(crate) struct GatewayState {
     held: Vec<(String, Value)>,
     /// The READY's `resume_gateway_url`.
     pub(crate) resume_url: String,
+    /// The application's flags as a test set them, instead of those
+    /// [`Self::privileged_allowed`] implies.
+    pub(crate) flags: Option<u64>,
+    /// Where the next Resume's replay starts (`s` at least this), whatever
+    /// `seq` it names: dispatches the client has seen, sent again.
+    pub(crate) replay_from: Option<u64>,
 }
 
 impl Default for GatewayState {
@@ -93,6 +100,8 @@ impl Default for GatewayState {
             sessions: Vec::new(),
             held: Vec::new(),
             resume_url: String::new(),
+            flags: None,
+            replay_from: None,
         }
     }
 }
@@ -103,9 +112,13 @@ impl GatewayState {
         u64::try_from(self.sessions.len()).unwrap_or(u64::MAX)
     }
 
-    /// The application's flags: the "limited" flag of each privileged
-    /// intent it may use (as an unverified app has them).
+    /// The application's flags: as set by the test, or else the "limited"
+    /// flag of each privileged intent it may use (as an unverified app has
+    /// them).
     pub(crate) fn application_flags(&self) -> u64 {
+        if let Some(flags) = self.flags {
+            return flags;
+        }
         let mut flags = 1 << 23; // APPLICATION_COMMAND_BADGE
         for (intent, flag) in [(1 << 8, 1 << 13), (1 << 1, 1 << 15), (MESSAGE_CONTENT, 1 << 19)] {
             if self.privileged_allowed & intent != 0 {
@@ -423,6 +436,11 @@ impl State {
         let gateway = &mut self.gateway;
         let session_id = data.get("session_id").and_then(Value::as_str).unwrap_or_default();
         let seq = data.get("seq").and_then(Value::as_u64).unwrap_or(0);
+        // A replay from earlier than `seq` sends again what the client saw.
+        let after = match gateway.replay_from.take() {
+            Some(from) => seq.min(from.saturating_sub(1)),
+            None => seq,
+        };
         let Some(index) = gateway
             .sessions
             .iter()
@@ -443,7 +461,7 @@ impl State {
         let missed: Vec<Value> = gateway.sessions[index]
             .log
             .iter()
-            .filter(|frame| frame["s"].as_u64().is_some_and(|s| s > seq))
+            .filter(|frame| frame["s"].as_u64().is_some_and(|s| s > after))
             .cloned()
             .collect();
         for frame in missed {

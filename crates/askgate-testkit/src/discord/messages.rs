@@ -11,7 +11,7 @@ use super::server::ApiError;
 use super::state::{Origin, State, Stored, timestamp_now, within};
 use super::types::{DiscordChannel, DiscordUser, Ping};
 use super::validate::{self, Context, IS_COMPONENTS_V2};
-use super::{APPLICATION_ID, bot_user};
+use super::{APPLICATION_ID, FakeDiscord, bot_user};
 
 /// How long a nonce with `enforce_nonce` finds the message it made:
 /// Discord says "the past few minutes".
@@ -188,7 +188,8 @@ impl State {
 
     /// An edit of a bot message (the channel route, or an interaction's
     /// webhook): the fields given replace the message's, `components: []`
-    /// removes them; the mentions are worked out again but notify no one.
+    /// removes them; a new content's mentions are worked out again (under
+    /// the edit's `allowed_mentions`, else the defaults) but notify no one.
     pub(crate) fn edit_bot_message(&mut self, message_id: u64, body: &Value) -> Result<Value, ApiError> {
         validate::message_body(body, Context::Edit)?;
         let Some(stored) = self.messages.get(&message_id) else {
@@ -218,21 +219,27 @@ impl State {
         if validate::is_empty(&message) {
             return Err(ApiError::empty_message());
         }
+        // Discord works a message's mentions out again only when its content
+        // is edited, under the edit's own `allowed_mentions` or else the
+        // default allowances, whatever the message was created with.
         let allowed = match body.get("allowed_mentions") {
             Some(value) if !value.is_null() => Some(value.clone()),
+            _ if body.get("content").is_some() => None,
             _ => stored.allowed_mentions.clone(),
         };
-        let interaction = message.get("webhook_id").is_some();
-        let default_parse: &[&str] = if interaction {
-            &["users"]
-        } else {
-            &["users", "roles", "everyone"]
-        };
-        let content = message["content"].as_str().unwrap_or_default().to_owned();
-        let mentions = pings(&content, allowed.as_ref(), default_parse, None);
         message["edited_timestamp"] = json!(timestamp_now());
-        if let Value::Object(fields) = &mut message {
-            self.insert_mentions(fields, &mentions);
+        if body.get("content").is_some() {
+            let interaction = message.get("webhook_id").is_some();
+            let default_parse: &[&str] = if interaction {
+                &["users"]
+            } else {
+                &["users", "roles", "everyone"]
+            };
+            let content = message["content"].as_str().unwrap_or_default().to_owned();
+            let mentions = pings(&content, allowed.as_ref(), default_parse, None);
+            if let Value::Object(fields) = &mut message {
+                self.insert_mentions(fields, &mentions);
+            }
         }
         if let Some(stored) = self.messages.get_mut(&message_id) {
             stored.json = message.clone();
@@ -280,7 +287,7 @@ impl State {
                 event["guild_id"] = json!(guild_id.to_string());
                 event["member"] = member(None);
             }
-            event["channel_type"] = json!(channel.channel_type());
+            event["channel_type"] = json!(self.channel_type(channel));
         }
         event
     }
@@ -425,6 +432,24 @@ fn without_reference(mut message: Value) -> Value {
     message
 }
 
+/// What an escaped character reads as when looking for mentions (a
+/// character of Unicode's private use area, in no mention's syntax).
+const ESCAPED: char = '\u{e000}';
+
+impl FakeDiscord {
+    /// Who a message the bot posts in a channel with this content and
+    /// `allowed_mentions` would notify, as Discord reads it: the mentions
+    /// in the content that are not escaped (`\@everyone` is text), let
+    /// through by `allowed_mentions`, or without it by the defaults
+    /// (everything in a channel message). The same rule as
+    /// [`SeenMessage::pings`](super::SeenMessage::pings), for any text: a
+    /// test can show that a text would ping without `allowed_mentions`, and
+    /// that it pings no one as sent.
+    pub fn mentioned_by(content: &str, allowed_mentions: Option<&Value>) -> Vec<Ping> {
+        pings(content, allowed_mentions, &["users", "roles", "everyone"], None)
+    }
+}
+
 /// Who a message with this content notifies: the mentions in the content
 /// that `allowed_mentions` (or, without it, `default_parse`) lets through,
 /// and the author of the message it replies to unless `replied_user` is
@@ -471,8 +496,22 @@ pub(crate) fn pings(content: &str, allowed: Option<&Value>, default_parse: &[&st
 }
 
 /// The mentions written in a text, in order, each once: `@everyone`,
-/// `@here`, `<@id>`, `<@!id>`, `<@&id>`.
+/// `@here`, `<@id>`, `<@!id>`, `<@&id>`. A backslash before punctuation
+/// makes it literal, as in Discord's markdown: `\@everyone` and
+/// `\<\@123\>` mention no one.
 pub(crate) fn mentions_in(content: &str) -> Vec<Ping> {
+    // Each escaped character becomes one that is part of no mention.
+    let mut unescaped = String::with_capacity(content.len());
+    let mut chars = content.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.peek().is_some_and(char::is_ascii_punctuation) {
+            chars.next();
+            unescaped.push(ESCAPED);
+        } else {
+            unescaped.push(c);
+        }
+    }
+    let content = unescaped.as_str();
     let mut found = Vec::new();
     let mut push = |ping: Ping| {
         if !found.contains(&ping) {
@@ -509,6 +548,7 @@ pub(crate) fn mentions_in(content: &str) -> Vec<Ping> {
 mod tests {
     use serde_json::json;
 
+    use super::super::state::State;
     use super::{Ping, mentions_in, pings};
 
     const ALL: &[&str] = &["users", "roles", "everyone"];
@@ -569,5 +609,45 @@ mod tests {
             pings("ok", Some(&json!({ "parse": [], "replied_user": true })), ALL, Some(42)),
             [Ping::RepliedUser(42)]
         );
+    }
+
+    #[test]
+    fn an_escaped_mention_is_text() {
+        assert_eq!(
+            mentions_in(r"\@everyone \@here \<\@123\> \<@&456\> <\@789> \\@here"),
+            [Ping::Here],
+            "only the last, whose backslash is itself escaped"
+        );
+    }
+
+    #[test]
+    fn an_edited_content_is_read_under_the_edits_own_allowed_mentions() {
+        let mut state = State::default();
+        let sent = state
+            .create_message(7, &json!({"content": "hi", "allowed_mentions": {"parse": []}}))
+            .unwrap_or_else(|error| panic!("{}", error.body()));
+        let id: u64 = sent["id"].as_str().and_then(|id| id.parse().ok()).unwrap_or_default();
+        let mentioned = |message: &serde_json::Value| {
+            (
+                message["mention_everyone"].clone(),
+                message["mention_roles"].clone(),
+                message["mentions"].as_array().map_or(0, Vec::len),
+            )
+        };
+        let content = "@here <@&456> <@123>";
+        let edited = state
+            .edit_bot_message(id, &json!({"content": content, "allowed_mentions": {"parse": []}}))
+            .unwrap_or_else(|error| panic!("{}", error.body()));
+        assert_eq!(mentioned(&edited), (json!(false), json!([]), 0));
+        // Without allowed_mentions in the edit, the defaults: not the create's.
+        let edited = state
+            .edit_bot_message(id, &json!({"content": content}))
+            .unwrap_or_else(|error| panic!("{}", error.body()));
+        assert_eq!(mentioned(&edited), (json!(true), json!(["456"]), 1));
+        // An edit that leaves the content alone leaves its mentions alone.
+        let edited = state
+            .edit_bot_message(id, &json!({"components": []}))
+            .unwrap_or_else(|error| panic!("{}", error.body()));
+        assert_eq!(mentioned(&edited), (json!(true), json!(["456"]), 1));
     }
 }

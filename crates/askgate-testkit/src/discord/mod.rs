@@ -28,7 +28,10 @@
 //! (`s` 1, the bot user, a session id, `resume_gateway_url` at `/resume` on
 //! the same port, `guilds: []`, the application's id and flags), op 1 → op 11,
 //! dispatches with increasing `s`, op 6 Resume → the dispatches after its
-//! `seq` again, then RESUMED.
+//! `seq` again (from an earlier one after
+//! [`FakeDiscord::replay_on_next_resume_from`]), then RESUMED. The
+//! application's `flags` follow the allowed privileged intents unless
+//! [`FakeDiscord::set_application_flags`] sets them.
 //!
 //! # How closely it follows Discord
 //!
@@ -52,7 +55,16 @@
 //!   documentation's examples say: without it every mention in a message
 //!   notifies, only user mentions in interaction responses and follow-ups;
 //!   a reply notifies its author unless `replied_user` is false (its default
-//!   once `allowed_mentions` is given). Edits notify no one.
+//!   once `allowed_mentions` is given). Edits notify no one; an edit that
+//!   changes the content has its mentions worked out again under the edit's
+//!   own `allowed_mentions`, else the defaults (not the create's), as
+//!   Discord's Edit Message docs say. A backslash-escaped mention
+//!   (`\@everyone`, `\<@id>`) is text; [`FakeDiscord::mentioned_by`] applies
+//!   the rule to any text.
+//! - Threads: [`FakeDiscord::add_thread`] opens a public thread (type 11) in a
+//!   guild channel: a channel with its own id, whose messages and
+//!   interactions carry that id as `channel_id`, an interaction's `channel`
+//!   naming the parent in `parent_id`.
 //! - A nonce with `enforce_nonce` returns the message it already made in the
 //!   channel within [`NONCE_WINDOW`] and creates nothing.
 //! - An unknown channel is `404 10003 Unknown Channel`, an unknown (or
@@ -335,6 +347,22 @@ impl FakeDiscord {
     /// of them unless set. Asking for another closes the gateway with 4014.
     pub fn allow_privileged_intents(&self, intents: u64) {
         self.state().gateway.privileged_allowed = intents & gateway::PRIVILEGED_INTENTS;
+    }
+
+    /// The application's `flags` (`GET /applications/@me`, READY's
+    /// `application`) from now on, e.g. `1 << 18` (`GATEWAY_MESSAGE_CONTENT`)
+    /// or `0`; by default the "limited" flag of each privileged intent
+    /// [`FakeDiscord::allow_privileged_intents`] allows. The gateway still
+    /// goes by the allowed intents.
+    pub fn set_application_flags(&self, flags: u64) {
+        self.state().gateway.flags = Some(flags);
+    }
+
+    /// Makes the next Resume replay every dispatch of the session from `s`
+    /// = `from` on, also those the client had received (its `seq` is past
+    /// them): a dispatch delivered twice, which a client must apply once.
+    pub fn replay_on_next_resume_from(&self, from: u64) {
+        self.state().gateway.replay_from = Some(from);
     }
 
     /// Makes the next request on `route` (one of [`ROUTES`], e.g.

@@ -1,5 +1,5 @@
-//! What the fake knows: the users and channels it has seen, the messages by
-//! id, the nonces of recent sends, the interactions and what became of them,
+//! What the fake knows: the users and channels it has seen (threads with
+//! their parent channel), the messages by id, the nonces of recent sends, the interactions and what became of them,
 //! the gateway's sessions, and the failures and refusals a test set up. Also
 //! the snowflakes and timestamps it stamps things with.
 
@@ -13,7 +13,39 @@ use super::gateway::GatewayState;
 use super::types::{
     AckVia, Call, ChannelKind, DiscordChannel, DiscordUser, Failure, InteractionRecord, Ping, SeenMessage, rows_of,
 };
+use super::{FakeDiscord, MEMBER_PERMISSIONS};
 use crate::fake::{Recorder, Requests};
+
+/// Discord's channel type of a public thread (`PUBLIC_THREAD`).
+pub(crate) const PUBLIC_THREAD: u8 = 11;
+
+/// How long a thread stays active without messages, in minutes (one day,
+/// Discord's default for a thread started in a text channel).
+const AUTO_ARCHIVE_MINUTES: u64 = 1440;
+
+impl FakeDiscord {
+    /// Opens a public thread (channel type 11) with id `id` in the guild
+    /// text channel `parent`, and tells the fake about it. A thread is a
+    /// channel of its own: the bot posts to `/channels/{thread id}/messages`,
+    /// a person's messages and interactions there carry the thread's id as
+    /// `channel_id`, and an interaction's `channel` names the parent in
+    /// `parent_id`, as on Discord.
+    ///
+    /// # Panics
+    ///
+    /// If `parent` is a DM: threads live in guild channels.
+    pub fn add_thread(&self, parent: &DiscordChannel, id: u64, name: &str) -> DiscordChannel {
+        let guild_id = parent
+            .guild_id()
+            .unwrap_or_else(|| panic!("channel {} is a DM: a thread needs a guild channel", parent.id));
+        let thread = DiscordChannel::guild(id, guild_id, name);
+        let mut state = self.state();
+        state.channels.insert(parent.id, parent.clone());
+        state.channels.insert(id, thread.clone());
+        state.threads.insert(id, parent.id);
+        thread
+    }
+}
 
 /// Discord's epoch, the first second of 2015, in Unix milliseconds.
 const DISCORD_EPOCH_MS: u64 = 1_420_070_400_000;
@@ -91,6 +123,10 @@ pub(crate) struct State {
     last_snowflake: u64,
     pub(crate) users: HashMap<u64, DiscordUser>,
     pub(crate) channels: HashMap<u64, DiscordChannel>,
+    /// Thread → its parent channel. A thread is a channel of its own (in
+    /// [`State::channels`], a guild channel with its own id) whose messages
+    /// and interactions carry the thread's id as `channel_id`.
+    pub(crate) threads: HashMap<u64, u64>,
     pub(crate) dm_channels: HashMap<u64, u64>,
     pub(crate) messages: BTreeMap<u64, Stored>,
     /// (channel, nonce) → (message, when), for `enforce_nonce`.
@@ -149,8 +185,19 @@ impl State {
         }
     }
 
+    /// Discord's channel type: 1 for a DM, 0 for a guild text channel, 11
+    /// for a (public) thread.
+    pub(crate) fn channel_type(&self, channel: &DiscordChannel) -> u8 {
+        if self.threads.contains_key(&channel.id) {
+            PUBLIC_THREAD
+        } else {
+            channel.channel_type()
+        }
+    }
+
     /// A channel as `POST /users/@me/channels` answers it and as
-    /// interactions carry it.
+    /// interactions carry it; a thread with its parent in `parent_id`, its
+    /// starter as `owner_id` (the bot) and its `thread_metadata`.
     pub(crate) fn channel_json(&self, channel: &DiscordChannel) -> Value {
         let last_message_id = self
             .messages
@@ -158,7 +205,7 @@ impl State {
             .rev()
             .find(|(_, stored)| stored.channel_id == channel.id)
             .map_or(Value::Null, |(id, _)| Value::String(id.to_string()));
-        match &channel.kind {
+        let mut json = match &channel.kind {
             ChannelKind::Dm { recipient } => serde_json::json!({
                 "id": channel.id.to_string(),
                 "type": 1,
@@ -178,9 +225,37 @@ impl State {
                 "topic": null,
                 "position": 0,
                 "nsfw": false,
-                "permissions": super::MEMBER_PERMISSIONS,
+                "permissions": MEMBER_PERMISSIONS,
             }),
+        };
+        if let (Some(parent), Some(fields)) = (self.threads.get(&channel.id), json.as_object_mut()) {
+            // A snowflake carries its creation time: the thread opened then.
+            let opened = timestamp((channel.id >> 22) + DISCORD_EPOCH_MS);
+            fields.insert("type".into(), Value::from(PUBLIC_THREAD));
+            fields.insert("parent_id".into(), Value::String(parent.to_string()));
+            fields.insert("owner_id".into(), Value::String(super::BOT_ID.to_string()));
+            let sent = self
+                .messages
+                .values()
+                .filter(|stored| stored.channel_id == channel.id && stored.ephemeral_for.is_none())
+                .count();
+            fields.insert("message_count".into(), Value::from(sent));
+            fields.insert("member_count".into(), Value::from(1));
+            fields.insert("total_message_sent".into(), Value::from(sent));
+            fields.remove("topic");
+            fields.remove("position");
+            fields.insert(
+                "thread_metadata".into(),
+                serde_json::json!({
+                    "archived": false,
+                    "auto_archive_duration": AUTO_ARCHIVE_MINUTES,
+                    "archive_timestamp": opened,
+                    "locked": false,
+                    "create_timestamp": opened,
+                }),
+            );
         }
+        json
     }
 
     /// The message with this id in this channel.

@@ -196,3 +196,73 @@ async fn the_gateway_closes_with_discords_codes() {
         "frames are recorded"
     );
 }
+
+/// A test can make a Resume replay dispatches the client had already
+/// received (from an earlier `s` than its `seq`): those come again, in
+/// order, then what it missed, then RESUMED; the next Resume is as usual.
+#[tokio::test]
+async fn a_resume_can_replay_what_the_client_had_already_received() {
+    let fake = FakeDiscord::start().await;
+    let (mut socket, ready) = session(&fake, (1 << 9) | (1 << 12)).await;
+    let session_id = ready["d"]["session_id"].as_str().unwrap().to_owned();
+    for n in 2..=4 {
+        assert_eq!(fake.dispatch("TYPING_START", json!({ "n": n })), Some(n));
+        assert_eq!(kind(&next(&mut socket).await.unwrap()), ("TYPING_START", n));
+    }
+    fake.replay_on_next_resume_from(3);
+    assert!(fake.disconnect(Disconnect::Abrupt));
+    assert_eq!(fake.dispatch("TYPING_START", json!({ "n": 5 })), Some(5));
+    let resume = |seq: u64| json!({ "op": 6, "d": { "token": TOKEN, "session_id": session_id, "seq": seq } });
+
+    let mut socket = connect(&format!("{}/resume", fake.gateway_url())).await;
+    assert_eq!(next(&mut socket).await.unwrap()["op"], 10);
+    send(&mut socket, &resume(4)).await;
+    let mut got = Vec::new();
+    for _ in 0..4 {
+        let frame = next(&mut socket).await.unwrap();
+        got.push((kind(&frame).0.to_owned(), kind(&frame).1));
+    }
+    let expected: Vec<(String, u64)> = [
+        ("TYPING_START", 3),
+        ("TYPING_START", 4),
+        ("TYPING_START", 5),
+        ("RESUMED", 6),
+    ]
+    .into_iter()
+    .map(|(t, s)| (t.to_owned(), s))
+    .collect();
+    assert_eq!(got, expected);
+    let resumes: Vec<Value> = fake
+        .gateway_frames()
+        .into_iter()
+        .filter(|frame| frame.op == Some(6))
+        .map(|frame| frame.json["d"]["seq"].clone())
+        .collect();
+    assert_eq!(resumes, [json!(4)], "the Resume is recorded");
+
+    // Once only: the next Resume replays after its `seq`.
+    assert!(fake.disconnect(Disconnect::Abrupt));
+    let mut socket = connect(&format!("{}/resume", fake.gateway_url())).await;
+    assert_eq!(next(&mut socket).await.unwrap()["op"], 10);
+    send(&mut socket, &resume(6)).await;
+    assert_eq!(kind(&next(&mut socket).await.unwrap()), ("RESUMED", 7));
+}
+
+/// The application's flags follow the allowed privileged intents (the
+/// "limited" flags), unless the test sets them; both in `GET
+/// /applications/@me` and in READY.
+#[tokio::test]
+async fn the_application_flags_follow_the_intents_unless_set() {
+    const MESSAGE_CONTENT_LIMITED: u64 = 1 << 19;
+    let fake = FakeDiscord::start().await;
+    let http = http(&fake);
+    let http = &http;
+    let flags = move || async move { http.get_current_application_info().await.unwrap().flags.unwrap().bits() };
+    assert_ne!(flags().await & MESSAGE_CONTENT_LIMITED, 0, "granted by default");
+    fake.allow_privileged_intents(0);
+    assert_eq!(flags().await & ((1 << 18) | MESSAGE_CONTENT_LIMITED), 0);
+    fake.set_application_flags(1 << 18);
+    assert_eq!(flags().await, 1 << 18);
+    let (_socket, ready) = session(&fake, 1 << 9).await;
+    assert_eq!(ready["d"]["application"]["flags"], json!(1u64 << 18));
+}
