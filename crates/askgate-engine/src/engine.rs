@@ -495,10 +495,13 @@ impl Engine {
             if let Some(ended) = waiter.ended.get() {
                 return Ok(ended.clone());
             }
-            let record = self.get(id).await?.ok_or(EngineError::NotFound)?;
-            if first && !check(&record) {
+            let found = self.get(id).await?.filter(|record| !first || check(record));
+            let Some(record) = found else {
+                // An unknown id, or another agent's question: nobody may
+                // wait here, so the entry made above must not stay behind.
+                self.forget_waiter(id, &waiter);
                 return Err(EngineError::NotFound);
-            }
+            };
             first = false;
             if record.status.is_final() {
                 // Nobody waits on an ended question beyond this read: drop its entry.
@@ -522,6 +525,24 @@ impl Engine {
     fn waiter(&self, id: &QuestionId) -> Arc<Waiter> {
         let mut waiters = self.inner.waiters.lock().unwrap_or_else(PoisonError::into_inner);
         waiters.entry(id.clone()).or_default().clone()
+    }
+
+    /// Drops `id`'s entry if `waiter` is it and nobody else holds it (the
+    /// map and `waiter` are its only two holders, checked under the lock
+    /// every new waiter takes).
+    fn forget_waiter(&self, id: &QuestionId, waiter: &Arc<Waiter>) {
+        let mut waiters = self.inner.waiters.lock().unwrap_or_else(PoisonError::into_inner);
+        if waiters
+            .get(id)
+            .is_some_and(|entry| Arc::ptr_eq(entry, waiter) && Arc::strong_count(waiter) == 2)
+        {
+            waiters.remove(id);
+        }
+    }
+
+    /// How many questions have agents waiting on them.
+    pub fn waiting(&self) -> usize {
+        self.inner.waiters.lock().unwrap_or_else(PoisonError::into_inner).len()
     }
 
     /// Wakes the agents waiting for `id`, handing them the ended record when

@@ -638,6 +638,13 @@ async fn a_waiting_agent_gets_the_ended_record_and_only_its_own_question() {
             .await,
         Err(EngineError::NotFound)
     ));
+    let unknown = QuestionId::parse("01HZX000000000000000000000").unwrap();
+    assert!(matches!(
+        h.engine.wait_for_agent("agent-1", &unknown, Duration::ZERO).await,
+        Err(EngineError::NotFound)
+    ));
+    // Neither refused wait left an entry behind.
+    assert_eq!(h.engine.waiting(), 0);
     let waiting = {
         let engine = h.engine.clone();
         let id = record.id.clone();
@@ -649,6 +656,7 @@ async fn a_waiting_agent_gets_the_ended_record_and_only_its_own_question() {
     assert_eq!(waited.status, QuestionStatus::Cancelled);
     assert_eq!(waited, cancelled);
     assert_eq!(Some(waited), h.engine.get(&record.id).await.unwrap());
+    assert_eq!(h.engine.waiting(), 0, "the ended question's entry is gone");
 }
 
 #[tokio::test]

@@ -1059,14 +1059,17 @@
       // after a reconnect, whatever happened while it was down).
       resync();
     });
+    // An event's JSON, or null when it is not JSON.
+    function eventData(event) {
+      try {
+        return JSON.parse(event.data);
+      } catch (_) {
+        return null;
+      }
+    }
     source.addEventListener('changed', function (event) {
       if (source !== events) return;
-      let data = null;
-      try {
-        data = JSON.parse(event.data);
-      } catch (_) {
-        data = null;
-      }
+      const data = eventData(event);
       if (!data || data.missed || !shown(data)) resync();
       else
         receive(function () {
@@ -1075,12 +1078,7 @@
     });
     source.addEventListener('count', function (event) {
       if (source !== events) return;
-      let data = null;
-      try {
-        data = JSON.parse(event.data);
-      } catch (_) {
-        data = null;
-      }
+      const data = eventData(event);
       if (!data || !Number.isInteger(data.pendingCount) || data.pendingCount < 0) return;
       receive(function () {
         applyCount(data.pendingCount);

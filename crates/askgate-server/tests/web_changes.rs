@@ -12,12 +12,11 @@
 )]
 
 mod support;
-use support::{Fixture, agent_one, web_recipient};
+use support::Fixture;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use askgate_server::{ServerSettings, WebKey};
 use axum::body::{Body, Bytes};
 use axum::http::{Request, StatusCode, header};
 use futures_util::StreamExt as _;
@@ -32,22 +31,7 @@ const OTHER_KEY: &str = "web-changes-other-key-0123456789abcdefghijk";
 const WITHIN: Duration = Duration::from_secs(10);
 
 async fn fixture_with_keys(dir: tempfile::TempDir) -> Fixture {
-    let settings = ServerSettings {
-        agents: vec![agent_one(TOKEN)],
-        web_keys: vec![
-            WebKey {
-                key: ME_KEY.into(),
-                recipient: "me".into(),
-            },
-            WebKey {
-                key: OTHER_KEY.into(),
-                recipient: "other".into(),
-            },
-        ],
-        ..ServerSettings::default()
-    };
-    let recipients = vec![web_recipient("me", "Me"), web_recipient("other", "Other")];
-    support::fixture_in(dir, recipients, settings).await
+    support::two_pages_in(dir, TOKEN, ME_KEY, OTHER_KEY).await
 }
 
 async fn fixture() -> Fixture {

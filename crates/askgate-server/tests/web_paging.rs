@@ -8,12 +8,11 @@
 #![allow(clippy::unwrap_used)]
 
 mod support;
-use support::{Fixture, agent_one, web_recipient};
+use support::Fixture;
 
 use std::path::Path;
 use std::time::Duration;
 
-use askgate_server::{ServerSettings, WebKey};
 use axum::body::{Body, Bytes};
 use axum::http::{Request, StatusCode, header};
 use futures_util::StreamExt as _;
@@ -41,22 +40,7 @@ async fn fixture() -> Fixture {
     } else {
         tempfile::tempdir().unwrap()
     };
-    let settings = ServerSettings {
-        agents: vec![agent_one(TOKEN)],
-        web_keys: vec![
-            WebKey {
-                key: ME_KEY.into(),
-                recipient: "me".into(),
-            },
-            WebKey {
-                key: OTHER_KEY.into(),
-                recipient: "other".into(),
-            },
-        ],
-        ..ServerSettings::default()
-    };
-    let recipients = vec![web_recipient("me", "Me"), web_recipient("other", "Other")];
-    support::fixture_in(dir, recipients, settings).await
+    support::two_pages_in(dir, TOKEN, ME_KEY, OTHER_KEY).await
 }
 
 impl Fixture {

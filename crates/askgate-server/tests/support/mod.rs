@@ -108,3 +108,24 @@ pub(crate) fn assert_fields_described(request: &Value, question: &Value, option:
         assert_eq!(schema["description"], text, "{field}");
     }
 }
+
+/// Two web recipients, "me" and "other", each with its page key, and one
+/// agent token: the web page suites' service, on `dir`.
+pub(crate) async fn two_pages_in(dir: tempfile::TempDir, token: &str, me_key: &str, other_key: &str) -> Fixture {
+    let settings = ServerSettings {
+        agents: vec![agent_one(token)],
+        web_keys: vec![
+            askgate_server::WebKey {
+                key: me_key.into(),
+                recipient: "me".into(),
+            },
+            askgate_server::WebKey {
+                key: other_key.into(),
+                recipient: "other".into(),
+            },
+        ],
+        ..ServerSettings::default()
+    };
+    let recipients = vec![web_recipient("me", "Me"), web_recipient("other", "Other")];
+    fixture_in(dir, recipients, settings).await
+}
