@@ -195,12 +195,26 @@ impl<'e> ConfigCheck<'e> {
     /// and required. `what` names it for the problem ("a Telegram channel
     /// needs its bot token."), `fix` says where to get it.
     pub fn platform_secret(&mut self, key: &str, value: Option<&str>, what: &str, fix: &str) -> Option<Secret> {
+        self.required_secret(key, value, what, fix, "the token")
+    }
+
+    /// A secret askgate needs and does not check itself (a bot token, a
+    /// database URL with its password), as [`ConfigCheck::platform_secret`];
+    /// `holding` names what the variable holds ("the URL").
+    pub fn required_secret(
+        &mut self,
+        key: &str,
+        value: Option<&str>,
+        what: &str,
+        fix: &str,
+        holding: &str,
+    ) -> Option<Secret> {
         let Some(value) = value else {
             self.problem(key, what, fix);
             return None;
         };
         // Required: there is no default to fall back on.
-        let otherwise = format!("with the token in it ({fix})");
+        let otherwise = format!("with {holding} in it ({fix})");
         self.env_value(key, value, &otherwise).map(Secret::new)
     }
 

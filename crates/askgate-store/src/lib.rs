@@ -1,23 +1,26 @@
-//! Durable storage of questions: the [`Store`] trait the engine talks to, and
-//! its SQLite implementation ([`SqliteStore`], the embedded default): reads
-//! on a pool of sqlx connections, every write on one writer thread that
-//! commits the writes waiting together (group commit, one fsync each time),
-//! answering none before its commit is durable.
+//! Durable storage of questions: the [`Store`] trait the engine talks to,
+//! and its two implementations — [`SqliteStore`], the embedded default
+//! (reads on a pool of sqlx connections, every write on one writer thread
+//! that commits the writes waiting together: group commit, one fsync each
+//! time, none answered before its commit is durable), and [`PgStore`] on
+//! PostgreSQL.
 //!
 //! The store owns persistence and the rules that must hold across processes:
 //! a question is written before it is sent; a resolution is a compare-and-set
-//! from `pending` (the first valid answer wins, whichever replica sees it);
-//! one pending question per agent session. It does not render, read replies
-//! or talk to platforms.
-//!
-//! A PostgreSQL implementation shared by several replicas implements the same
-//! trait: every rule above is a single SQL statement (a partial unique index,
-//! an `UPDATE … WHERE status = 'pending'`), so it holds across processes too.
-//! Cross-replica wake-ups (LISTEN/NOTIFY) will be added beside the trait then.
+//! from `pending` (the first valid answer wins, whichever process sees it);
+//! one pending question per agent session; progress saved by compare-and-set;
+//! caps on pending questions. Each rule is a statement the database enforces
+//! (a partial unique index, an `UPDATE … WHERE status = 'pending'`), so it
+//! holds between processes on one database too. It does not render, read
+//! replies or talk to platforms, and it never reads the clock: timestamps
+//! come from the engine.
 
+mod postgres;
 mod record;
+mod row;
 mod sqlite;
 
+pub use postgres::PgStore;
 pub use record::{QuestionRecord, QuestionStatus, Resolution, Timestamp};
 pub use sqlite::SqliteStore;
 

@@ -1,12 +1,22 @@
 //! The rules an insert checks besides the session rule: agents' idempotency
 //! keys and the caps on pending questions.
+// The tests are plain `async fn`s that `on_both_stores!` declares as tests
+// twice: clippy's `allow-unwrap-in-tests` sees no `#[test]` on them.
+#![allow(clippy::unwrap_used)]
 
 mod support;
 
-use askgate_store::{
-    IdempotencyKey, InsertRules, Inserted, PendingScope, QuestionRecord, QuestionStatus, Store, StoreError,
-};
+use askgate_store::{IdempotencyKey, InsertRules, Inserted, PendingScope, QuestionRecord, QuestionStatus, StoreError};
 use support::*;
+
+on_both_stores! {
+    a_key_used_again_with_the_same_request_finds_the_first_question,
+    a_key_used_again_with_another_request_is_refused,
+    keys_are_each_agents_own,
+    caps_count_pending_questions_per_agent_and_per_recipient,
+    a_retry_finds_its_question_even_when_the_cap_is_reached_since,
+    pending_counts_stay_exact_through_concurrent_inserts_refusals_resolutions_and_pruning,
+}
 
 fn keyed(key: &str, fingerprint: &str) -> InsertRules {
     InsertRules {
@@ -18,9 +28,8 @@ fn keyed(key: &str, fingerprint: &str) -> InsertRules {
     }
 }
 
-#[tokio::test]
-async fn a_key_used_again_with_the_same_request_finds_the_first_question() {
-    let (store, _dir, _) = store().await;
+async fn a_key_used_again_with_the_same_request_finds_the_first_question(fresh: Fresh) {
+    let store = fresh.store();
     let first = question("01HZX0000000000000000000A1", 1_000);
     assert_eq!(
         store.insert_with(&first, &keyed("call-1", "f1")).await.unwrap(),
@@ -46,9 +55,8 @@ async fn a_key_used_again_with_the_same_request_finds_the_first_question() {
     }
 }
 
-#[tokio::test]
-async fn a_key_used_again_with_another_request_is_refused() {
-    let (store, _dir, _) = store().await;
+async fn a_key_used_again_with_another_request_is_refused(fresh: Fresh) {
+    let store = fresh.store();
     let first = question("01HZX0000000000000000000B1", 1_000);
     store.insert_with(&first, &keyed("call-1", "f1")).await.unwrap();
     let other = question("01HZX0000000000000000000B2", 2_000);
@@ -59,9 +67,8 @@ async fn a_key_used_again_with_another_request_is_refused() {
     assert!(store.get(&other.id).await.unwrap().is_none());
 }
 
-#[tokio::test]
-async fn keys_are_each_agents_own() {
-    let (store, _dir, _) = store().await;
+async fn keys_are_each_agents_own(fresh: Fresh) {
+    let store = fresh.store();
     let mine = question("01HZX0000000000000000000C1", 1_000);
     store.insert_with(&mine, &keyed("call-1", "f1")).await.unwrap();
     let theirs = in_session(question("01HZX0000000000000000000C2", 2_000), "other-bot", None);
@@ -71,9 +78,8 @@ async fn keys_are_each_agents_own() {
     );
 }
 
-#[tokio::test]
-async fn caps_count_pending_questions_per_agent_and_per_recipient() {
-    let (store, _dir, _) = store().await;
+async fn caps_count_pending_questions_per_agent_and_per_recipient(fresh: Fresh) {
+    let store = fresh.store();
     let rules = InsertRules {
         max_pending_per_agent: Some(2),
         max_pending_per_recipient: Some(3),
@@ -109,9 +115,8 @@ async fn caps_count_pending_questions_per_agent_and_per_recipient() {
     assert_eq!(store.pending().await.unwrap().len(), 3);
 }
 
-#[tokio::test]
-async fn a_retry_finds_its_question_even_when_the_cap_is_reached_since() {
-    let (store, _dir, _) = store().await;
+async fn a_retry_finds_its_question_even_when_the_cap_is_reached_since(fresh: Fresh) {
+    let store = fresh.store();
     let rules = InsertRules {
         max_pending_per_agent: Some(1),
         ..keyed("call-1", "f1")
@@ -125,12 +130,39 @@ async fn a_retry_finds_its_question_even_when_the_cap_is_reached_since() {
     ));
 }
 
+/// What the kept counts of `scope` say, and what counting the questions says.
+async fn counted(fresh: &Fresh, scope: &str) -> (i64, i64) {
+    let kept = fresh
+        .int(&format!(
+            "SELECT CAST(coalesce(sum(pending), 0) AS BIGINT) FROM pending_counts WHERE scope = '{scope}'"
+        ))
+        .await;
+    let counted = fresh
+        .int("SELECT count(*) FROM questions WHERE status = 'pending'")
+        .await;
+    (kept, counted)
+}
+
+/// The same for one recipient.
+async fn recipient_counted(fresh: &Fresh, who: &str) -> (i64, i64) {
+    let kept = fresh
+        .int(&format!(
+            "SELECT pending FROM pending_counts WHERE scope = 'recipient' AND who = '{who}'"
+        ))
+        .await;
+    let counted = fresh
+        .int(&format!(
+            "SELECT count(*) FROM questions WHERE recipient = '{who}' AND status = 'pending'"
+        ))
+        .await;
+    (kept, counted)
+}
+
 /// The caps read counts kept beside the questions (not a count of them on
 /// every insert); those counts must stay what a count would say through
 /// concurrent inserts sharing commits, refusals, resolutions and pruning.
-#[tokio::test]
-async fn pending_counts_stay_exact_through_concurrent_inserts_refusals_resolutions_and_pruning() {
-    let (store, _dir, path) = store().await;
+async fn pending_counts_stay_exact_through_concurrent_inserts_refusals_resolutions_and_pruning(fresh: Fresh) {
+    let store = fresh.store();
     let rules = InsertRules {
         max_pending_per_agent: Some(30),
         ..InsertRules::default()
@@ -158,18 +190,8 @@ async fn pending_counts_stay_exact_through_concurrent_inserts_refusals_resolutio
     }
     assert_eq!((accepted.len(), refused), (30, 10));
 
-    let mut raw = raw_connection(&path).await;
-    let counted = |scope: &'static str| {
-        let sql = format!(
-            "SELECT (SELECT coalesce(sum(pending), 0) FROM pending_counts WHERE scope = '{scope}'), \
-             (SELECT count(*) FROM questions WHERE status = 'pending')"
-        );
-        sqlx::query_as::<_, (i64, i64)>(sqlx::AssertSqlSafe(sql))
-    };
-    let by_recipient = "SELECT who, pending, (SELECT count(*) FROM questions q WHERE q.recipient = c.who \
-                        AND q.status = 'pending') FROM pending_counts c WHERE scope = 'recipient' ORDER BY who";
-    assert_eq!(counted("agent").fetch_one(&mut raw).await.unwrap(), (30, 30));
-    assert_eq!(counted("recipient").fetch_one(&mut raw).await.unwrap(), (30, 30));
+    assert_eq!(counted(&fresh, "agent").await, (30, 30));
+    assert_eq!(counted(&fresh, "recipient").await, (30, 30));
 
     // Ten end (two of them twice: the second resolution changes nothing).
     for (n, id) in accepted.iter().take(10).enumerate() {
@@ -189,9 +211,9 @@ async fn pending_counts_stay_exact_through_concurrent_inserts_refusals_resolutio
                 .is_none()
         );
     }
-    assert_eq!(counted("agent").fetch_one(&mut raw).await.unwrap(), (20, 20));
-    let recipients: Vec<(String, i64, i64)> = sqlx::query_as(by_recipient).fetch_all(&mut raw).await.unwrap();
-    for (who, kept, counted) in &recipients {
+    assert_eq!(counted(&fresh, "agent").await, (20, 20));
+    for who in ["alice", "bob"] {
+        let (kept, counted) = recipient_counted(&fresh, who).await;
         assert_eq!(kept, counted, "{who}'s pending count");
     }
     assert_eq!(
@@ -203,7 +225,7 @@ async fn pending_counts_stay_exact_through_concurrent_inserts_refusals_resolutio
 
     // Pruning removes ended questions only: the counts do not move.
     assert_eq!(store.prune(i64::MAX, 100).await.unwrap().questions, 10);
-    assert_eq!(counted("agent").fetch_one(&mut raw).await.unwrap(), (20, 20));
+    assert_eq!(counted(&fresh, "agent").await, (20, 20));
     // Room again under the cap: ten more fit, the eleventh does not.
     for n in 100..110_i64 {
         store

@@ -8,7 +8,8 @@
 //! gateway and HTTP interactions), [`slack::FakeSlack`] (the Web API, Socket
 //! Mode and signed HTTP delivery); what they share is in [`fake`].
 //! [`conformance`] is the suite every adapter runs against its fake;
-//! [`bench`](mod@bench) what the benchmarks share. Nothing here is used outside tests.
+//! [`bench`](mod@bench) what the benchmarks share; [`postgres`] a test's own
+//! schema on the test PostgreSQL. Nothing here is used outside tests.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -23,6 +24,7 @@ pub mod bench;
 pub mod conformance;
 pub mod discord;
 pub mod fake;
+pub mod postgres;
 pub mod slack;
 pub mod telegram;
 

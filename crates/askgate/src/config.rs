@@ -11,6 +11,7 @@ use askgate_adapter::config::{Address, ChannelSettings, ConfigCheck, ServerConte
 use crate::channels::kinds;
 pub(crate) use askgate_adapter::config::{Problem, Problems, Secret};
 use askgate_core::Locale;
+use askgate_store::PgStore;
 use serde::Deserialize;
 
 /// The embedded default: SQLite and the web page on loopback, no tokens.
@@ -32,7 +33,8 @@ pub(crate) struct Config {
     pub(crate) connections: askgate_server::ConnectionLimits,
     /// `[mcp] wait_seconds`: the longest an MCP tool call waits for an answer.
     pub(crate) mcp_wait: Duration,
-    pub(crate) store_path: PathBuf,
+    /// `[store]`: where questions are kept.
+    pub(crate) store: StoreConfig,
     /// `[store] retention_days`: how long ended questions and remembered
     /// platform events are kept; `None` (`0`) keeps them for ever.
     pub(crate) retention: Option<Duration>,
@@ -40,6 +42,27 @@ pub(crate) struct Config {
     pub(crate) channels: Vec<Box<dyn ChannelSettings>>,
     pub(crate) recipients: Vec<RecipientConfig>,
 }
+
+/// `[store]`: where questions are kept.
+#[derive(Debug, Clone)]
+pub(crate) enum StoreConfig {
+    /// The embedded default: one SQLite file.
+    Sqlite {
+        /// `path`, under `data_dir`.
+        path: PathBuf,
+    },
+    /// A PostgreSQL database.
+    Postgres {
+        /// `url`, with its password: a secret.
+        url: Secret,
+        /// `max_connections`: the pool's size.
+        connections: u32,
+    },
+}
+
+/// `[store] max_connections` when absent: PostgreSQL's own default allows
+/// 100 connections, enough for several replicas at this size.
+const DEFAULT_PG_CONNECTIONS: u32 = 10;
 
 #[derive(Debug, Clone)]
 pub(crate) struct AgentConfig {
@@ -111,6 +134,8 @@ struct RawMcp {
 struct RawStore {
     kind: Option<String>,
     path: Option<String>,
+    url: Option<String>,
+    max_connections: Option<u32>,
     retention_days: Option<u32>,
 }
 
@@ -229,15 +254,7 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
         Some(seconds) => Duration::from_secs(seconds),
     };
 
-    match raw.store.kind.as_deref().unwrap_or("sqlite") {
-        "sqlite" => {}
-        other => check.problem(
-            "store.kind",
-            format!("\"{other}\" is not a store askgate has."),
-            "use \"sqlite\" (PostgreSQL for several replicas is not built yet).",
-        ),
-    }
-    let store_path = data_dir.join(raw.store.path.as_deref().unwrap_or("askgate.db"));
+    let store = store(&raw.store, &data_dir, &mut check);
     let retention = match raw.store.retention_days.unwrap_or(DEFAULT_RETENTION_DAYS) {
         0 => None,
         days => Some(Duration::from_secs(u64::from(days) * 86_400)),
@@ -375,12 +392,90 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
         limits,
         connections,
         mcp_wait,
-        store_path,
+        store,
         retention,
         agents,
         channels,
         recipients,
     })
+}
+
+/// `[store]`: the kind, and the keys that kind reads (a key of the other
+/// kind is a problem, not silently ignored).
+fn store(raw: &RawStore, data_dir: &std::path::Path, check: &mut ConfigCheck<'_>) -> StoreConfig {
+    let sqlite = || StoreConfig::Sqlite {
+        path: data_dir.join(raw.store_path()),
+    };
+    match raw.kind.as_deref().unwrap_or("sqlite") {
+        "sqlite" => {
+            for (key, set) in [
+                ("store.url", raw.url.is_some()),
+                ("store.max_connections", raw.max_connections.is_some()),
+            ] {
+                if set {
+                    check.problem(
+                        key,
+                        "only a PostgreSQL store reads this key.",
+                        "remove it, or set kind = \"postgres\".",
+                    );
+                }
+            }
+            sqlite()
+        }
+        "postgres" => {
+            if raw.path.is_some() {
+                check.problem(
+                    "store.path",
+                    "a PostgreSQL store has no file.",
+                    "remove path (the database is the one in url).",
+                );
+            }
+            let connections = match raw.max_connections.unwrap_or(DEFAULT_PG_CONNECTIONS) {
+                0 => {
+                    check.problem(
+                        "store.max_connections",
+                        "0 connections could never reach the database.",
+                        format!("use {DEFAULT_PG_CONNECTIONS}, the default."),
+                    );
+                    DEFAULT_PG_CONNECTIONS
+                }
+                n => n,
+            };
+            let url = check.required_secret(
+                "store.url",
+                raw.url.as_deref(),
+                "a PostgreSQL store needs the database's URL.",
+                "postgres://user:password@host:5432/database, e.g. url = \"${DATABASE_URL}\"",
+                "the URL",
+            );
+            let url = url.filter(|url| match PgStore::check_url(url.expose()) {
+                Ok(()) => true,
+                Err(error) => {
+                    check.problem(
+                        "store.url",
+                        format!("{error}."),
+                        "use postgres://user:password@host:5432/database.",
+                    );
+                    false
+                }
+            });
+            url.map_or_else(sqlite, |url| StoreConfig::Postgres { url, connections })
+        }
+        other => {
+            check.problem(
+                "store.kind",
+                format!("\"{other}\" is not a store askgate has."),
+                "use \"sqlite\" (one process, the default) or \"postgres\".",
+            );
+            sqlite()
+        }
+    }
+}
+
+impl RawStore {
+    fn store_path(&self) -> &str {
+        self.path.as_deref().unwrap_or("askgate.db")
+    }
 }
 
 /// The `[limits]` caps on pending questions; 0 is refused (it would refuse
@@ -626,7 +721,11 @@ mod tests {
         let config = parse(EMBEDDED_DEFAULT, &no_env).unwrap();
         assert_eq!(config.listen.to_string(), "127.0.0.1:8080");
         assert!(config.listen.ip().is_loopback());
-        assert_eq!(config.store_path, PathBuf::from("askgate-data/askgate.db"));
+        assert!(
+            matches!(&config.store, StoreConfig::Sqlite { path } if path == &PathBuf::from("askgate-data/askgate.db")),
+            "{:?}",
+            config.store
+        );
         assert_eq!(config.recipients[0].channel, "web");
         assert!(config.agents[0].token.is_none() && config.agents[0].recipients.is_none());
     }
@@ -687,7 +786,7 @@ mod tests {
             [server]
             listen = "localhost"
             [store]
-            kind = "postgres"
+            kind = "mysql"
             [agents.bot]
             token = "${MISSING_TOKEN}"
             recipients = ["nobody"]
@@ -777,6 +876,64 @@ mod tests {
             problems(&format!("[store]\nretention_days = -1\n{rest}")),
             ["store.retention_days"]
         );
+    }
+
+    #[test]
+    fn a_postgres_store_reads_its_url_from_the_environment_and_keys_of_the_other_kind_are_refused() {
+        let rest =
+            "[agents.a]\nrecipients = [\"*\"]\n[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n";
+        let url = "postgres://askgate:s3cret-pw@db.internal:5432/askgate";
+        let env = |name: &str| (name == "DATABASE_URL").then(|| url.to_owned());
+        let text = format!("[store]\nkind = \"postgres\"\nurl = \"${{DATABASE_URL}}\"\n{rest}");
+        let config = parse(&text, &env).unwrap();
+        match &config.store {
+            StoreConfig::Postgres {
+                url: found,
+                connections,
+            } => {
+                assert_eq!((found.expose(), *connections), (url, 10));
+            }
+            other @ StoreConfig::Sqlite { .. } => panic!("expected a PostgreSQL store, got {other:?}"),
+        }
+        // The password is a secret: never in debug output.
+        assert!(!format!("{config:?}").contains("s3cret-pw"));
+
+        let with = |store: &str| format!("[store]\n{store}\n{rest}");
+        let cases = [
+            ("kind = \"postgres\"", "store.url"),
+            ("kind = \"postgres\"\nurl = \"${DATABASE_URL}\"", "store.url"),
+            ("kind = \"postgres\"\nurl = \"mysql://db/askgate\"", "store.url"),
+            ("kind = \"postgres\"\nurl = \"not a url\"", "store.url"),
+            (
+                "kind = \"postgres\"\nurl = \"postgres://db/a\"\nmax_connections = 0",
+                "store.max_connections",
+            ),
+            (
+                "kind = \"postgres\"\nurl = \"postgres://db/a\"\npath = \"x.db\"",
+                "store.path",
+            ),
+            ("url = \"postgres://db/a\"", "store.url"),
+            ("kind = \"sqlite\"\nmax_connections = 4", "store.max_connections"),
+        ];
+        for (store, key) in cases {
+            assert_eq!(problems(&with(store)), [key], "{store}");
+        }
+        // A malformed URL is not repeated in the problem (it may hold a password).
+        let error = parse(
+            &with("kind = \"postgres\"\nurl = \"postgres://u:pw-in-url@[bad/a\""),
+            &no_env,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("store.url") && !error.contains("pw-in-url"), "{error}");
+        let config = parse(
+            &with("kind = \"postgres\"\nurl = \"postgres://db/a\"\nmax_connections = 3"),
+            &no_env,
+        );
+        assert!(matches!(
+            config.unwrap().store,
+            StoreConfig::Postgres { connections: 3, .. }
+        ));
     }
 
     #[test]

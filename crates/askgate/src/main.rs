@@ -89,10 +89,11 @@ fn load_config(path: Option<&std::path::Path>) -> anyhow::Result<config::Config>
         .map_err(|problems| anyhow::anyhow!("the configuration has problems:\n{problems}"))
 }
 
-/// Asks each platform whether it accepts the configured credentials
+/// Asks the PostgreSQL store (when configured) whether it can be reached,
+/// and each platform whether it accepts the configured credentials
 /// (Telegram: `getMe`); one problem per refusal, never the secret itself.
-/// What each channel's platform said of its credentials (`telegram channel
-/// "tg": bot @askgate_bot, polling`), or the problems it found.
+/// What each said (`telegram channel "tg": bot @askgate_bot, polling`), or
+/// the problems found.
 fn check_platforms(config: &config::Config) -> Result<Vec<String>, Vec<config::Problem>> {
     let Ok(runtime) = tokio::runtime::Runtime::new() else {
         return Err(vec![config::Problem {
@@ -103,6 +104,21 @@ fn check_platforms(config: &config::Config) -> Result<Vec<String>, Vec<config::P
     };
     runtime.block_on(async {
         let (mut found, mut problems) = (Vec::new(), Vec::new());
+        if let config::StoreConfig::Postgres { url, .. } = &config.store {
+            match askgate_store::PgStore::check(url.expose()).await {
+                Ok(said) => found.push(format!("store: {said}")),
+                Err(error) => problems.push(config::Problem {
+                    key: "store.url".into(),
+                    what: match error {
+                        askgate_store::StoreError::Unavailable(reason) => format!("{reason}."),
+                        other => format!("{other}."),
+                    },
+                    fix: "check that the server runs and that the URL's host, port, user, password and database \
+                          are right."
+                        .into(),
+                }),
+            }
+        }
         for settings in &config.channels {
             match settings.start().check().await {
                 Ok(said) => found.push(format!("{} channel \"{}\": {said}", settings.kind(), settings.name())),

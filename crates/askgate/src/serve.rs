@@ -11,11 +11,11 @@ use askgate_adapter::{ChannelRuntime, Shutdown};
 use askgate_core::channel::{Channel, InboundSink};
 use askgate_engine::{Clock, Engine, Recipient};
 use askgate_server::{AgentToken, Allowed, AppState, Metrics, ServerSettings, WebKey};
-use askgate_store::{SqliteStore, Store};
+use askgate_store::{PgStore, SqliteStore, Store};
 use rand::distr::{Alphanumeric, SampleString};
 use tokio::net::TcpListener;
 
-use crate::config::{Config, Secret};
+use crate::config::{Config, Secret, StoreConfig};
 
 /// How long the channels' event loops get to stop after the server has.
 const CHANNEL_STOP_GRACE: Duration = Duration::from_secs(5);
@@ -104,10 +104,19 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         });
     }
 
-    let store = SqliteStore::open(&config.store_path)
-        .await
-        .with_context(|| format!("opening the SQLite store {}", config.store_path.display()))?;
-    let store: Arc<dyn Store> = Arc::new(store);
+    let store: Arc<dyn Store> = match &config.store {
+        StoreConfig::Sqlite { path } => Arc::new(
+            SqliteStore::open(path)
+                .await
+                .with_context(|| format!("opening the SQLite store {}", path.display()))?,
+        ),
+        // The error names the server and what went wrong, never the URL.
+        StoreConfig::Postgres { url, connections } => Arc::new(
+            PgStore::open(url.expose(), *connections)
+                .await
+                .context("opening the PostgreSQL store ([store] url)")?,
+        ),
+    };
 
     // Every channel the same way: start it, and check its credentials with
     // its platform before anything is served.

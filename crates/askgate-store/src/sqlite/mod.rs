@@ -4,7 +4,6 @@
 //!   and the hand-over of each write;
 //! - [`writer`]: the one writer thread and its group commit;
 //! - [`writes`]: each write's SQL, run inside the writer's transaction;
-//! - [`row`]: a `questions` row and its JSON columns;
 //! - [`health`]: what readiness checks, and the count of commits.
 //!
 //! Every rule of the trait is one SQL statement or one write of the writer:
@@ -14,7 +13,6 @@
 //! `migrations/sqlite`.
 
 mod health;
-mod row;
 mod writer;
 mod writes;
 
@@ -29,9 +27,9 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePo
 use sqlx::{Connection as _, SqliteConnection};
 
 use self::health::Health;
-use self::row::{QuestionRow, decode_all, decode_id, encode, question_columns};
 use self::writer::{BUSY_TIMEOUT, Writer};
 use self::writes::NewQuestion;
+use crate::row::{QuestionRow, decode_all, decode_id, encode, question_columns};
 use crate::{
     InsertRules, Inserted, PendingDeadline, ProgressSaved, Pruned, QuestionRecord, Resolution, Store, StoreError,
     Timestamp,

@@ -8,8 +8,8 @@ use askgate_core::answer::Answers;
 use askgate_core::channel::MessageRef;
 use rusqlite::{Connection, OptionalExtension as _, params};
 
-use super::row::{QuestionRow, decode_id, decode_json, question_columns};
 use super::writer::unavailable;
+use crate::row::{QuestionRow, decode_id, decode_json, question_columns};
 use crate::{
     IdempotencyKey, InsertRules, Inserted, PendingScope, ProgressSaved, Pruned, QuestionRecord, QuestionStatus,
     StoreError, Timestamp,

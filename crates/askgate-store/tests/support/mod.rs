@@ -1,16 +1,147 @@
-//! What the store's test files share: a store on a fresh file, and records
-//! to put in it.
+//! What the store's test files share: a fresh store of either kind (a
+//! SQLite file in a temporary directory, or a PostgreSQL schema of its own),
+//! the macro that runs one test on both, and records to put in them.
+// Test support: a failed setup step is the test's failure.
+#![allow(clippy::unwrap_used)]
 // Each test file uses part of it.
-#![allow(dead_code, unreachable_pub)]
+#![allow(dead_code, unreachable_pub, unused_macros)]
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use askgate_core::channel::MessageRef;
 use askgate_core::{AnswerItem, Answers, AskRequest, Locale, QuestionId, validate_json};
-use askgate_store::{QuestionRecord, QuestionStatus, Resolution, SqliteStore};
-use sqlx::Connection;
+use askgate_store::{PgStore, QuestionRecord, QuestionStatus, Resolution, SqliteStore, Store};
+use askgate_testkit::postgres::Schema;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
+use sqlx::{AssertSqlSafe, Connection};
 use tempfile::TempDir;
+
+/// Declares each named test of the file (an `async fn(Fresh)`) twice: on a
+/// fresh SQLite file (`on_sqlite::name`) and on a fresh PostgreSQL schema
+/// (`on_postgres::name`). Attributes before a name (`#[should_panic]`) go
+/// on both.
+macro_rules! on_both_stores {
+    ($($(#[$attr:meta])* $test:ident),* $(,)?) => {
+        mod on_sqlite {
+            $(
+                $(#[$attr])*
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $test() {
+                    super::$test(crate::support::Fresh::sqlite().await).await;
+                }
+            )*
+        }
+        mod on_postgres {
+            $(
+                $(#[$attr])*
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $test() {
+                    super::$test(crate::support::Fresh::postgres().await).await;
+                }
+            )*
+        }
+    };
+}
+#[allow(unused_imports)] // by the files that run on both stores
+pub(crate) use on_both_stores;
+
+/// A store no other test touches, and a way to reach its database behind
+/// the store's back (to break a row, or to count what the store keeps).
+pub(crate) struct Fresh {
+    pub(crate) store: Arc<dyn Store>,
+    place: Place,
+}
+
+enum Place {
+    Sqlite { _dir: TempDir, path: PathBuf },
+    Postgres(Schema),
+}
+
+impl Fresh {
+    /// A store on a new file in a new temporary directory.
+    pub(crate) async fn sqlite() -> Self {
+        let (store, dir, path) = store().await;
+        Self {
+            store: Arc::new(store),
+            place: Place::Sqlite { _dir: dir, path },
+        }
+    }
+
+    /// A store in a new schema of the test PostgreSQL (dropped again when
+    /// the test ends). No PostgreSQL is a failure, never a skip.
+    pub(crate) async fn postgres() -> Self {
+        let schema = Schema::create().await;
+        let store = PgStore::connect_with(schema.options(), 4)
+            .await
+            .expect("the PostgreSQL store opens");
+        Self {
+            store: Arc::new(store),
+            place: Place::Postgres(schema),
+        }
+    }
+
+    /// The store, to share with tasks.
+    pub(crate) fn store(&self) -> Arc<dyn Store> {
+        self.store.clone()
+    }
+
+    /// Another store on the same database: a restart, or another replica.
+    pub(crate) async fn reopen(&self) -> Arc<dyn Store> {
+        match &self.place {
+            Place::Sqlite { path, .. } => Arc::new(SqliteStore::open(path).await.expect("the file opens again")),
+            Place::Postgres(schema) => Arc::new(
+                PgStore::connect_with(schema.options(), 4)
+                    .await
+                    .expect("the schema opens again"),
+            ),
+        }
+    }
+
+    /// Runs SQL both databases understand, outside the store.
+    pub(crate) async fn execute(&self, sql: &str) {
+        let sql = AssertSqlSafe(sql.to_owned());
+        match &self.place {
+            Place::Sqlite { path, .. } => {
+                sqlx::query(sql).execute(&mut raw_connection(path).await).await.unwrap();
+            }
+            Place::Postgres(schema) => {
+                sqlx::query(sql).execute(&mut schema.connect().await).await.unwrap();
+            }
+        }
+    }
+
+    /// The one integer a query selects (`CAST(… AS BIGINT)` where
+    /// PostgreSQL's type would be another).
+    pub(crate) async fn int(&self, sql: &str) -> i64 {
+        let sql = AssertSqlSafe(sql.to_owned());
+        match &self.place {
+            Place::Sqlite { path, .. } => sqlx::query_scalar(sql)
+                .fetch_one(&mut raw_connection(path).await)
+                .await
+                .unwrap(),
+            Place::Postgres(schema) => sqlx::query_scalar(sql)
+                .fetch_one(&mut schema.connect().await)
+                .await
+                .unwrap(),
+        }
+    }
+
+    /// The one text a query selects.
+    pub(crate) async fn text(&self, sql: &str) -> String {
+        let sql = AssertSqlSafe(sql.to_owned());
+        match &self.place {
+            Place::Sqlite { path, .. } => sqlx::query_scalar(sql)
+                .fetch_one(&mut raw_connection(path).await)
+                .await
+                .unwrap(),
+            Place::Postgres(schema) => sqlx::query_scalar(sql)
+                .fetch_one(&mut schema.connect().await)
+                .await
+                .unwrap(),
+        }
+    }
+}
 
 pub(crate) const CHANNEL: &str = "telegram";
 pub(crate) const CONVERSATION: &str = "4242";

@@ -1,16 +1,50 @@
-//! `SqliteStore` against real database files in temporary directories.
+//! The store suite: every rule of the `Store` trait, run on both stores
+//! (`on_sqlite::…` on a real file in a temporary directory, `on_postgres::…`
+//! in a schema of its own on the test PostgreSQL).
+// The tests are plain `async fn`s that `on_both_stores!` declares as tests
+// twice: clippy's `allow-unwrap-in-tests` sees no `#[test]` on them.
+#![allow(clippy::unwrap_used)]
 
 mod support;
 
 use askgate_core::channel::{Delivery, UserRef};
 use askgate_core::{AnswerItem, Answers, Locale};
 use askgate_store::{ProgressSaved, QuestionRecord, QuestionStatus, Resolution, SqliteStore, Store, StoreError};
-use sqlx::Connection as _;
 use support::*;
 
-#[tokio::test]
-async fn a_record_with_every_field_set_reads_back_equal() {
-    let (store, _dir, _) = store().await;
+on_both_stores! {
+    a_record_with_every_field_set_reads_back_equal,
+    a_minimal_pending_record_reads_back_equal,
+    a_session_holds_one_pending_question_at_a_time,
+    concurrent_asks_in_one_session_let_exactly_one_in,
+    an_id_is_stored_once,
+    the_first_resolution_wins,
+    an_answer_at_or_after_the_deadline_does_not_count_but_expiry_does,
+    twenty_concurrent_resolutions_resolve_once,
+    progress_is_saved_only_while_pending_and_unchanged_since_it_was_read,
+    delivered_messages_lead_back_to_their_question,
+    a_delivery_is_recorded_after_the_question_ended_too,
+    messages_of_an_unknown_question_are_refused,
+    the_newest_pending_question_of_a_conversation_is_found,
+    pending_lists_are_oldest_first_in_pages_and_ended_ones_latest_first,
+    pending_in_run_lists_one_agent_run_oldest_first,
+    an_event_is_new_once,
+    settings_round_trip_and_overwrite,
+    everything_survives_reopening_the_store,
+    a_row_that_cannot_be_read_is_reported_not_panicked_on,
+    a_foreign_question_id_is_reported_not_panicked_on,
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "resolved with status pending")]
+    a_pending_resolution_fails_a_debug_assertion,
+    #[cfg(not(debug_assertions))]
+    a_pending_resolution_changes_nothing,
+    a_recent_undelivered_question_is_found_by_channel_and_time,
+    pending_deadlines_come_in_pages_in_deadline_order,
+    prune_deletes_what_ended_before_the_cutoff_in_bounded_steps_and_never_a_pending_question,
+}
+
+async fn a_record_with_every_field_set_reads_back_equal(fresh: Fresh) {
+    let store = fresh.store();
     let request = request();
     let mut progress = Answers::new();
     progress.set(
@@ -57,9 +91,8 @@ async fn a_record_with_every_field_set_reads_back_equal() {
     assert_eq!(store.get(&id("nobody")).await.unwrap(), None);
 }
 
-#[tokio::test]
-async fn a_minimal_pending_record_reads_back_equal() {
-    let (store, _dir, _) = store().await;
+async fn a_minimal_pending_record_reads_back_equal(fresh: Fresh) {
+    let store = fresh.store();
     let record = question("q1", 1000);
 
     store.insert(&record).await.unwrap();
@@ -67,9 +100,8 @@ async fn a_minimal_pending_record_reads_back_equal() {
     assert_eq!(store.get(&record.id).await.unwrap(), Some(record));
 }
 
-#[tokio::test]
-async fn a_session_holds_one_pending_question_at_a_time() {
-    let (store, _dir, _) = store().await;
+async fn a_session_holds_one_pending_question_at_a_time(fresh: Fresh) {
+    let store = fresh.store();
     let first = in_session(question("q1", 1), "build-bot", Some("s1"));
     store.insert(&first).await.unwrap();
 
@@ -117,9 +149,8 @@ async fn a_session_holds_one_pending_question_at_a_time() {
         .unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_asks_in_one_session_let_exactly_one_in() {
-    let (store, _dir, _) = store().await;
+async fn concurrent_asks_in_one_session_let_exactly_one_in(fresh: Fresh) {
+    let store = fresh.store();
     let mut tasks = tokio::task::JoinSet::new();
     for n in 0..10 {
         let store = store.clone();
@@ -143,15 +174,14 @@ async fn concurrent_asks_in_one_session_let_exactly_one_in() {
     assert_eq!(ids(&store.pending().await.unwrap()), [winners[0].as_str()]);
 }
 
-#[tokio::test]
-async fn an_id_is_stored_once() {
-    let (store, _dir, _) = store().await;
+async fn an_id_is_stored_once(fresh: Fresh) {
+    let store = fresh.store();
     let first = in_session(question("q1", 1), "build-bot", Some("s1"));
     store.insert(&first).await.unwrap();
 
     // Another session, so that only the id collides.
     let mut again = in_session(question("q1", 2), "deploy-bot", Some("s9"));
-    again.recipient = "bob".to_owned();
+    "bob".clone_into(&mut again.recipient);
     match store.insert(&again).await {
         Err(StoreError::Duplicate(duplicate)) => assert_eq!(duplicate, first.id),
         other => panic!("expected Duplicate, got {other:?}"),
@@ -164,9 +194,8 @@ async fn an_id_is_stored_once() {
     assert_eq!(store.get(&first.id).await.unwrap(), Some(first));
 }
 
-#[tokio::test]
-async fn the_first_resolution_wins() {
-    let (store, _dir, _) = store().await;
+async fn the_first_resolution_wins(fresh: Fresh) {
+    let store = fresh.store();
     let record = question("q1", 1);
     store.insert(&record).await.unwrap();
     let request = request();
@@ -197,9 +226,8 @@ async fn the_first_resolution_wins() {
     assert_eq!(store.resolve(&id("nobody"), &late).await.unwrap(), None);
 }
 
-#[tokio::test]
-async fn an_answer_at_or_after_the_deadline_does_not_count_but_expiry_does() {
-    let (store, _dir, _) = store().await;
+async fn an_answer_at_or_after_the_deadline_does_not_count_but_expiry_does(fresh: Fresh) {
+    let store = fresh.store();
     let record = question("q1", 1000);
     let due = record.expires_at;
     store.insert(&record).await.unwrap();
@@ -238,9 +266,8 @@ async fn an_answer_at_or_after_the_deadline_does_not_count_but_expiry_does() {
     assert_eq!(answered.status, QuestionStatus::Answered);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn twenty_concurrent_resolutions_resolve_once() {
-    let (store, _dir, _) = store().await;
+async fn twenty_concurrent_resolutions_resolve_once(fresh: Fresh) {
+    let store = fresh.store();
     let record = question("q1", 1);
     store.insert(&record).await.unwrap();
 
@@ -263,9 +290,8 @@ async fn twenty_concurrent_resolutions_resolve_once() {
     assert_eq!(stored, winners[0]);
 }
 
-#[tokio::test]
-async fn progress_is_saved_only_while_pending_and_unchanged_since_it_was_read() {
-    let (store, _dir, _) = store().await;
+async fn progress_is_saved_only_while_pending_and_unchanged_since_it_was_read(fresh: Fresh) {
+    let store = fresh.store();
     let record = question("q1", 1);
     store.insert(&record).await.unwrap();
     let request = request();
@@ -321,9 +347,8 @@ async fn progress_is_saved_only_while_pending_and_unchanged_since_it_was_read() 
     );
 }
 
-#[tokio::test]
-async fn delivered_messages_lead_back_to_their_question() {
-    let (store, _dir, _) = store().await;
+async fn delivered_messages_lead_back_to_their_question(fresh: Fresh) {
+    let store = fresh.store();
     let record = question("q1", 1);
     store.insert(&record).await.unwrap();
     let delivery = Delivery::new(vec![message(CONVERSATION, "17"), message(CONVERSATION, "18")]);
@@ -368,9 +393,8 @@ async fn delivered_messages_lead_back_to_their_question() {
     );
 }
 
-#[tokio::test]
-async fn a_delivery_is_recorded_after_the_question_ended_too() {
-    let (store, _dir, _) = store().await;
+async fn a_delivery_is_recorded_after_the_question_ended_too(fresh: Fresh) {
+    let store = fresh.store();
     let record = question("q1", 1);
     store.insert(&record).await.unwrap();
     store
@@ -393,9 +417,8 @@ async fn a_delivery_is_recorded_after_the_question_ended_too() {
     assert_eq!(stored.status, QuestionStatus::Cancelled);
 }
 
-#[tokio::test]
-async fn messages_of_an_unknown_question_are_refused() {
-    let (store, _dir, _) = store().await;
+async fn messages_of_an_unknown_question_are_refused(fresh: Fresh) {
+    let store = fresh.store();
     let nobody = id("nobody");
     let delivery = Delivery::new(vec![message(CONVERSATION, "17")]);
 
@@ -412,16 +435,15 @@ async fn messages_of_an_unknown_question_are_refused() {
     );
 }
 
-#[tokio::test]
-async fn the_newest_pending_question_of_a_conversation_is_found() {
-    let (store, _dir, _) = store().await;
+async fn the_newest_pending_question_of_a_conversation_is_found(fresh: Fresh) {
+    let store = fresh.store();
     let older = question("older", 1000);
     let newer = question("newer", 2000);
     let newest_but_ended = question("ended", 3000);
     let mut elsewhere = question("elsewhere", 4000);
-    elsewhere.conversation = "other".to_owned();
+    "other".clone_into(&mut elsewhere.conversation);
     let mut other_channel = question("discord", 5000);
-    other_channel.channel = "discord".to_owned();
+    "discord".clone_into(&mut other_channel.channel);
     // Inserted out of order: created_at decides, not insertion.
     for record in [&newer, &newest_but_ended, &older, &elsewhere, &other_channel] {
         store.insert(record).await.unwrap();
@@ -467,11 +489,10 @@ async fn the_newest_pending_question_of_a_conversation_is_found() {
     );
 }
 
-#[tokio::test]
-async fn pending_lists_are_oldest_first_in_pages_and_ended_ones_latest_first() {
-    let (store, _dir, _) = store().await;
+async fn pending_lists_are_oldest_first_in_pages_and_ended_ones_latest_first(fresh: Fresh) {
+    let store = fresh.store();
     let mut for_bob = question("bob1", 1500);
-    for_bob.recipient = "bob".to_owned();
+    "bob".clone_into(&mut for_bob.recipient);
     for record in [
         question("a3", 3000),
         question("a1", 1000),
@@ -526,9 +547,8 @@ async fn pending_lists_are_oldest_first_in_pages_and_ended_ones_latest_first() {
     assert!(store.ended_for_recipient("bob", 10).await.unwrap().is_empty());
 }
 
-#[tokio::test]
-async fn pending_in_run_lists_one_agent_run_oldest_first() {
-    let (store, _dir, _) = store().await;
+async fn pending_in_run_lists_one_agent_run_oldest_first(fresh: Fresh) {
+    let store = fresh.store();
     let in_run = |name: &str, created_at: i64, agent: &str, run: &str| {
         let mut record = in_session(question(name, created_at), agent, None);
         record.run_id = Some(run.to_owned());
@@ -561,9 +581,8 @@ async fn pending_in_run_lists_one_agent_run_oldest_first() {
     assert!(store.pending_in_run("build-bot", "r3").await.unwrap().is_empty());
 }
 
-#[tokio::test]
-async fn an_event_is_new_once() {
-    let (store, _dir, _) = store().await;
+async fn an_event_is_new_once(fresh: Fresh) {
+    let store = fresh.store();
 
     assert!(!store.event_seen(CHANNEL, "update-1").await.unwrap());
     assert!(store.record_event(CHANNEL, "update-1").await.unwrap());
@@ -576,9 +595,8 @@ async fn an_event_is_new_once() {
     assert!(store.record_event(CHANNEL, "update-2").await.unwrap());
 }
 
-#[tokio::test]
-async fn settings_round_trip_and_overwrite() {
-    let (store, _dir, _) = store().await;
+async fn settings_round_trip_and_overwrite(fresh: Fresh) {
+    let store = fresh.store();
 
     assert_eq!(store.setting("telegram.offset").await.unwrap(), None);
     store.set_setting("telegram.offset", "100").await.unwrap();
@@ -593,24 +611,20 @@ async fn settings_round_trip_and_overwrite() {
     );
 }
 
-#[tokio::test]
-async fn everything_survives_reopening_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    // The directory does not exist yet: open creates it.
-    let path = dir.path().join("data").join("nested").join("askgate.db");
+/// A restart (or another replica) finds everything the first store wrote.
+async fn everything_survives_reopening_the_store(fresh: Fresh) {
     let record = in_session(question("q1", 1_700_000_000_000), "build-bot", Some("s1"));
     let delivery = Delivery::new(vec![message(CONVERSATION, "17")]);
     {
-        let store = SqliteStore::open(&path).await.unwrap();
+        let store = fresh.store();
         store.insert(&record).await.unwrap();
         store.set_delivery(&record.id, &delivery).await.unwrap();
         store.record_event(CHANNEL, "update-1").await.unwrap();
         store.set_setting("telegram.offset", "7").await.unwrap();
         store.ping().await.unwrap();
     }
-    assert!(path.is_file());
 
-    let store = SqliteStore::open(&path).await.unwrap();
+    let store = fresh.reopen().await;
     let pending = store.pending().await.unwrap();
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].expires_at, 1_700_000_600_000);
@@ -636,7 +650,18 @@ async fn everything_survives_reopening_the_file() {
         store.insert(&again).await,
         Err(StoreError::SessionBusy { .. })
     ));
+}
+
+/// The SQLite file: created with its directory, in WAL mode.
+#[tokio::test]
+async fn the_sqlite_file_and_its_directory_are_created_in_wal_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    // The directory does not exist yet: open creates it.
+    let path = dir.path().join("data").join("nested").join("askgate.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    store.insert(&question("q1", 1)).await.unwrap();
     store.close().await;
+    assert!(path.is_file());
 
     let mut raw = raw_connection(&path).await;
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
@@ -646,22 +671,19 @@ async fn everything_survives_reopening_the_file() {
     assert_eq!(mode, "wal");
 }
 
-#[tokio::test]
-async fn a_row_that_cannot_be_read_is_reported_not_panicked_on() {
-    let (store, _dir, path) = store().await;
+async fn a_row_that_cannot_be_read_is_reported_not_panicked_on(fresh: Fresh) {
+    let store = fresh.store();
     for name in ["bad_request", "bad_status", "bad_locale", "bad_progress", "good"] {
         store.insert(&question(name, 1)).await.unwrap();
     }
-    let mut raw = raw_connection(&path).await;
     for statement in [
         "UPDATE questions SET request = 'not json {' WHERE id = 'bad_request'",
         "UPDATE questions SET status = 'pondering' WHERE id = 'bad_status'",
         "UPDATE questions SET locale = 'fr' WHERE id = 'bad_locale'",
         r#"UPDATE questions SET progress = '{"deploy_target": [{"kind": "telepathy"}]}' WHERE id = 'bad_progress'"#,
     ] {
-        sqlx::query(statement).execute(&mut raw).await.unwrap();
+        fresh.execute(statement).await;
     }
-    raw.close().await.unwrap();
 
     for (name, column) in [
         ("bad_request", "request"),
@@ -684,23 +706,18 @@ async fn a_row_that_cannot_be_read_is_reported_not_panicked_on() {
         .resolve(&id("bad_request"), &ended(QuestionStatus::Expired, 9, "expired"))
         .await;
     assert!(matches!(resolved, Err(StoreError::Corrupt(_))), "{resolved:?}");
-    let mut raw = raw_connection(&path).await;
-    let status: String = sqlx::query_scalar("SELECT status FROM questions WHERE id = 'bad_request'")
-        .fetch_one(&mut raw)
-        .await
-        .unwrap();
+    let status = fresh
+        .text("SELECT status FROM questions WHERE id = 'bad_request'")
+        .await;
     assert_eq!(status, "pending");
 }
 
-#[tokio::test]
-async fn a_foreign_question_id_is_reported_not_panicked_on() {
-    let (store, _dir, path) = store().await;
+async fn a_foreign_question_id_is_reported_not_panicked_on(fresh: Fresh) {
+    let store = fresh.store();
     store.insert(&question("q1", 1)).await.unwrap();
-    let mut raw = raw_connection(&path).await;
-    sqlx::query("UPDATE questions SET id = 'not an id!' WHERE id = 'q1'")
-        .execute(&mut raw)
-        .await
-        .unwrap();
+    fresh
+        .execute("UPDATE questions SET id = 'not an id!' WHERE id = 'q1'")
+        .await;
 
     match store.newest_pending_in_conversation(CHANNEL, CONVERSATION).await {
         Err(StoreError::Corrupt(what)) => assert!(what.contains("not an id!"), "{what}"),
@@ -711,10 +728,8 @@ async fn a_foreign_question_id_is_reported_not_panicked_on() {
 
 /// A pending "resolution" is a caller's bug: a debug build says so loudly.
 #[cfg(debug_assertions)]
-#[tokio::test]
-#[should_panic(expected = "resolved with status pending")]
-async fn a_pending_resolution_fails_a_debug_assertion() {
-    let (store, _dir, _) = store().await;
+async fn a_pending_resolution_fails_a_debug_assertion(fresh: Fresh) {
+    let store = fresh.store();
     let record = question("q1", 1);
     store.insert(&record).await.unwrap();
     let _ = store
@@ -724,9 +739,8 @@ async fn a_pending_resolution_fails_a_debug_assertion() {
 
 /// A pending "resolution" is a caller's bug: a release build ignores it.
 #[cfg(not(debug_assertions))]
-#[tokio::test]
-async fn a_pending_resolution_changes_nothing() {
-    let (store, _dir, _) = store().await;
+async fn a_pending_resolution_changes_nothing(fresh: Fresh) {
+    let store = fresh.store();
     let record = question("q1", 1);
     store.insert(&record).await.unwrap();
     let resolved = store
@@ -737,9 +751,8 @@ async fn a_pending_resolution_changes_nothing() {
     assert_eq!(store.get(&record.id).await.unwrap(), Some(record));
 }
 
-#[tokio::test]
-async fn a_recent_undelivered_question_is_found_by_channel_and_time() {
-    let (store, _dir, _) = store().await;
+async fn a_recent_undelivered_question_is_found_by_channel_and_time(fresh: Fresh) {
+    let store = fresh.store();
     let old = question("01HZX0000000000000000000J1", 1_000);
     let recent = question("01HZX0000000000000000000J2", 5_000);
     store.insert(&old).await.unwrap();
@@ -769,9 +782,8 @@ async fn a_recent_undelivered_question_is_found_by_channel_and_time() {
 /// Start-up's view of pending questions: deadline order (ties by id), in
 /// pages that resume where the last one ended, ended questions left out,
 /// and whether each prompt went out in full; the count without a load.
-#[tokio::test]
-async fn pending_deadlines_come_in_pages_in_deadline_order() {
-    let (store, _dir, _) = store().await;
+async fn pending_deadlines_come_in_pages_in_deadline_order(fresh: Fresh) {
+    let store = fresh.store();
     let expiring = |name: &str, expires_at: i64| QuestionRecord {
         expires_at,
         ..question(name, 1)
@@ -824,9 +836,8 @@ async fn pending_deadlines_come_in_pages_in_deadline_order() {
     assert_eq!(page(Some((3000, "qa"))).await, owned(&[]));
 }
 
-#[tokio::test]
-async fn prune_deletes_what_ended_before_the_cutoff_in_bounded_steps_and_never_a_pending_question() {
-    let (store, _dir, path) = store().await;
+async fn prune_deletes_what_ended_before_the_cutoff_in_bounded_steps_and_never_a_pending_question(fresh: Fresh) {
+    let store = fresh.store();
     for (name, created_at) in [
         ("old1", 1_000),
         ("old2", 1_100),
@@ -873,14 +884,11 @@ async fn prune_deletes_what_ended_before_the_cutoff_in_bounded_steps_and_never_a
     assert!(!store.event_seen(CHANNEL, "e1").await.unwrap());
 
     // Nothing else is left behind in the tables that point at questions.
-    let mut raw = raw_connection(&path).await;
-    let orphans: i64 = sqlx::query_scalar(
-        "SELECT (SELECT count(*) FROM messages WHERE question_id NOT IN (SELECT id FROM questions)) \
-         + (SELECT count(*) FROM idempotency_keys WHERE question_id NOT IN (SELECT id FROM questions))",
-    )
-    .fetch_one(&mut raw)
-    .await
-    .unwrap();
+    let orphans = fresh
+        .int(
+            "SELECT (SELECT count(*) FROM messages WHERE question_id NOT IN (SELECT id FROM questions)) \
+             + (SELECT count(*) FROM idempotency_keys WHERE question_id NOT IN (SELECT id FROM questions))",
+        )
+        .await;
     assert_eq!(orphans, 0);
-    raw.close().await.unwrap();
 }

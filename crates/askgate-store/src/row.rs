@@ -1,5 +1,6 @@
-//! A `questions` row and the JSON of its columns, read by sqlx (the
-//! readers) and by rusqlite (the writer thread) alike.
+//! A `questions` row and the JSON of its columns, the same in both stores:
+//! read by sqlx (SQLite's readers, every PostgreSQL query) and by rusqlite
+//! (SQLite's writer thread) alike.
 
 use std::str::FromStr;
 
@@ -17,30 +18,30 @@ macro_rules! question_columns {
          created_at, expires_at, delivery, progress, resolution"
     };
 }
-pub(super) use question_columns;
+pub(crate) use question_columns;
 
 /// A value as its JSON column holds it.
-pub(super) fn encode<T: Serialize>(value: &T) -> Result<String, StoreError> {
+pub(crate) fn encode<T: Serialize>(value: &T) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|error| sqlx::Error::Encode(Box::new(error)).into())
 }
 
 /// A JSON column read back; `what` names the column for the error.
-pub(super) fn decode_json<T: DeserializeOwned>(id: &str, what: &str, json: &str) -> Result<T, StoreError> {
+pub(crate) fn decode_json<T: DeserializeOwned>(id: &str, what: &str, json: &str) -> Result<T, StoreError> {
     serde_json::from_str(json).map_err(|error| StoreError::Corrupt(format!("question {id}: column {what}: {error}")))
 }
 
 /// A question id read back from a column.
-pub(super) fn decode_id(id: &str) -> Result<QuestionId, StoreError> {
+pub(crate) fn decode_id(id: &str) -> Result<QuestionId, StoreError> {
     QuestionId::parse(id).map_err(|error| StoreError::Corrupt(format!("question id {id:?}: {error}")))
 }
 
-pub(super) fn decode_all(rows: Vec<QuestionRow>) -> Result<Vec<QuestionRecord>, StoreError> {
+pub(crate) fn decode_all(rows: Vec<QuestionRow>) -> Result<Vec<QuestionRecord>, StoreError> {
     rows.into_iter().map(QuestionRow::decode).collect()
 }
 
 /// A `questions` row as the database has it, before its text is checked.
 #[derive(sqlx::FromRow)]
-pub(super) struct QuestionRow {
+pub(crate) struct QuestionRow {
     id: String,
     status: String,
     agent: String,
@@ -61,7 +62,7 @@ pub(super) struct QuestionRow {
 impl QuestionRow {
     /// The record, or [`StoreError::Corrupt`] naming the question and the
     /// column that could not be read.
-    pub(super) fn decode(self) -> Result<QuestionRecord, StoreError> {
+    pub(crate) fn decode(self) -> Result<QuestionRecord, StoreError> {
         let id = decode_id(&self.id)?;
         let raw = self.id.as_str();
         let status = QuestionStatus::from_str(&self.status)
@@ -102,7 +103,7 @@ impl QuestionRow {
 
 impl QuestionRow {
     /// A row selected with [`question_columns`], read by rusqlite.
-    pub(super) fn from_rusqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+    pub(crate) fn from_rusqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
         Ok(Self {
             id: row.get(0)?,
             status: row.get(1)?,

@@ -1,0 +1,478 @@
+//! The shared [`Store`] on PostgreSQL, for several replicas on one database.
+//!
+//! - `mod.rs` (here): the store, its connection and migrations, its reads
+//!   and its one-statement writes;
+//! - [`insert`]: the insert with its rules (idempotency key, caps, the
+//!   session rule), the one write that needs a transaction and retries;
+//! - [`check`]: what `check-config` and start-up say of a URL and of a
+//!   connection that failed.
+//!
+//! Every rule of the trait holds across processes because the database
+//! enforces it: the one-pending-question rule is a partial unique index, a
+//! resolution an `UPDATE … WHERE status = 'pending'`, saving progress an
+//! `UPDATE … WHERE progress = <what was read>` (PostgreSQL re-checks the
+//! condition on the newest row after waiting for a concurrent writer, so two
+//! replicas never both win), a cap a lock on the counter row of
+//! `pending_counts`. Queries are built at run time, so the crate builds
+//! without a database; the schema is in `migrations/postgres`, applied on
+//! open under sqlx's advisory lock, so replicas starting together migrate
+//! once.
+
+mod check;
+mod insert;
+
+use std::str::FromStr as _;
+use std::time::Duration;
+
+use askgate_core::QuestionId;
+use askgate_core::answer::Answers;
+use askgate_core::channel::{Delivery, MessageRef};
+use async_trait::async_trait;
+use sqlx::Connection as _;
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
+
+use crate::row::{QuestionRow, decode_all, decode_id, encode, question_columns};
+use crate::{
+    InsertRules, Inserted, PendingDeadline, ProgressSaved, Pruned, QuestionRecord, QuestionStatus, Resolution, Store,
+    StoreError, Timestamp,
+};
+
+/// A `SELECT` of every column a [`QuestionRow`] needs, then the rest of the
+/// statement (a macro: sqlx wants SQL text as a `&'static str`).
+macro_rules! select_questions {
+    ($rest:literal) => {
+        concat!("SELECT ", $crate::row::question_columns!(), " FROM questions ", $rest)
+    };
+}
+pub(crate) use select_questions;
+
+/// How long a query waits for a free connection of the pool before the
+/// store reports itself unavailable.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// [`Store`] on a PostgreSQL database, shared by every replica.
+///
+/// Cloning is cheap and shares the pool.
+#[derive(Debug, Clone)]
+pub struct PgStore {
+    pool: PgPool,
+}
+
+impl PgStore {
+    /// Connects to the database at `url` (`postgres://user:password@host/db`;
+    /// `sslmode=require` for TLS) with at most `connections` connections,
+    /// and brings the schema up to date.
+    pub async fn open(url: &str, connections: u32) -> Result<Self, StoreError> {
+        Self::connect_with(PgConnectOptions::from_str(url)?, connections).await
+    }
+
+    /// Like [`PgStore::open`], with options built in code (a test's own
+    /// schema, say, through its `search_path`).
+    pub async fn connect_with(options: PgConnectOptions, connections: u32) -> Result<Self, StoreError> {
+        let options = options.application_name("askgate");
+        // One connection first, for an error that says what is wrong (a
+        // pool would retry until its timeout and say only that). sqlx takes an advisory lock around the migrations:
+        // replicas that start together apply them once, the others wait
+        // and find them done.
+        let first = PgConnection::connect_with(&options)
+            .await
+            .map_err(|error| check::explain(&options, &error))?;
+        first.close().await.ok();
+        let pool = PgPoolOptions::new()
+            .max_connections(connections.max(1))
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_lazy_with(options);
+        sqlx::migrate!("./migrations/postgres").run(&pool).await?;
+        Ok(Self { pool })
+    }
+
+    /// Closes every connection, waiting for them.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+#[async_trait]
+impl Store for PgStore {
+    /// Stores the record as given, as [`crate::SqliteStore`] does: an ended
+    /// record is stored too, and neither the session rule nor the caps apply
+    /// to it.
+    async fn insert_with(&self, question: &QuestionRecord, rules: &InsertRules) -> Result<Inserted, StoreError> {
+        insert::insert(&self.pool, question, rules).await
+    }
+
+    async fn get(&self, id: &QuestionId) -> Result<Option<QuestionRecord>, StoreError> {
+        let row = sqlx::query_as::<_, QuestionRow>(select_questions!("WHERE id = $1"))
+            .bind(id.as_str())
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(QuestionRow::decode).transpose()
+    }
+
+    /// Whatever the question's status, as in the SQLite store; a message
+    /// indexed under another question moves to this one.
+    async fn set_delivery(&self, id: &QuestionId, delivery: &Delivery) -> Result<bool, StoreError> {
+        let json = encode(delivery)?;
+        let mut tx = self.pool.begin().await?;
+        let status: Option<String> = sqlx::query_scalar(
+            "UPDATE questions SET delivery = $1, conversation = COALESCE($2, conversation) WHERE id = $3 \
+             RETURNING status",
+        )
+        .bind(json)
+        .bind(delivery.conversation())
+        .bind(id.as_str())
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(status) = status else {
+            return Err(StoreError::UnknownQuestion(id.clone()));
+        };
+        for message in &delivery.messages {
+            index_message(&mut tx, id, message).await?;
+        }
+        tx.commit().await?;
+        Ok(status == QuestionStatus::Pending.as_str())
+    }
+
+    async fn attach_message(&self, id: &QuestionId, message: &MessageRef) -> Result<(), StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        if index_message(&mut conn, id, message).await? {
+            Ok(())
+        } else {
+            Err(StoreError::UnknownQuestion(id.clone()))
+        }
+    }
+
+    async fn question_for_message(
+        &self,
+        channel: &str,
+        message: &MessageRef,
+    ) -> Result<Option<QuestionId>, StoreError> {
+        let id: Option<String> = sqlx::query_scalar(
+            "SELECT question_id FROM messages WHERE channel = $1 AND conversation = $2 AND message = $3",
+        )
+        .bind(channel)
+        .bind(message.conversation.as_str())
+        .bind(message.message.as_str())
+        .fetch_optional(&self.pool)
+        .await?;
+        id.as_deref().map(decode_id).transpose()
+    }
+
+    async fn newest_pending_in_conversation(
+        &self,
+        channel: &str,
+        conversation: &str,
+    ) -> Result<Option<QuestionId>, StoreError> {
+        let id: Option<String> = sqlx::query_scalar(
+            "SELECT id FROM questions WHERE channel = $1 AND conversation = $2 AND status = 'pending' \
+             ORDER BY created_at DESC, seq DESC LIMIT 1",
+        )
+        .bind(channel)
+        .bind(conversation)
+        .fetch_optional(&self.pool)
+        .await?;
+        id.as_deref().map(decode_id).transpose()
+    }
+
+    /// One statement: the progress is compared as JSON values (`jsonb`
+    /// equality ignores key order and spacing), and a concurrent save makes
+    /// PostgreSQL compare against the row it left.
+    async fn save_progress(
+        &self,
+        id: &QuestionId,
+        read: &Answers,
+        progress: &Answers,
+    ) -> Result<ProgressSaved, StoreError> {
+        let saved = sqlx::query(
+            "UPDATE questions SET progress = $1 \
+             WHERE id = $2 AND status = 'pending' AND progress::jsonb = $3::jsonb",
+        )
+        .bind(encode(progress)?)
+        .bind(id.as_str())
+        .bind(encode(read)?)
+        .execute(&self.pool)
+        .await?;
+        if saved.rows_affected() == 1 {
+            return Ok(ProgressSaved::Saved);
+        }
+        let status: Option<String> = sqlx::query_scalar("SELECT status FROM questions WHERE id = $1")
+            .bind(id.as_str())
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(match status {
+            Some(status) if status == QuestionStatus::Pending.as_str() => ProgressSaved::Changed,
+            _ => ProgressSaved::Ended,
+        })
+    }
+
+    /// A resolution whose status is `pending` is refused as in the SQLite
+    /// store (a debug assertion; `None` in a release build).
+    async fn resolve(&self, id: &QuestionId, resolution: &Resolution) -> Result<Option<QuestionRecord>, StoreError> {
+        debug_assert!(
+            resolution.status.is_final(),
+            "question {id} resolved with status pending"
+        );
+        if !resolution.status.is_final() {
+            tracing::error!(question = %id, "refused a resolution whose status is pending");
+            return Ok(None);
+        }
+        // Only the first resolution finds it pending, and a person's only
+        // while the question is not yet due.
+        let by_person = matches!(resolution.status, QuestionStatus::Answered | QuestionStatus::Skipped);
+        // In a transaction: a row that cannot be read back must not
+        // half-resolve the question (the decoding error rolls it back).
+        let mut tx = self.pool.begin().await?;
+        let row = sqlx::query_as::<_, QuestionRow>(concat!(
+            "UPDATE questions SET status = $1, resolution = $2, resolved_at = $3 \
+             WHERE id = $4 AND status = 'pending' AND (NOT $5 OR expires_at > $3) RETURNING ",
+            question_columns!()
+        ))
+        .bind(resolution.status.as_str())
+        .bind(encode(resolution)?)
+        .bind(resolution.at)
+        .bind(id.as_str())
+        .bind(by_person)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let resolved = row.map(QuestionRow::decode).transpose()?;
+        tx.commit().await?;
+        Ok(resolved)
+    }
+
+    async fn unfinished(&self) -> Result<Vec<QuestionRecord>, StoreError> {
+        let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
+            "WHERE NOT finished AND status NOT IN ('pending', 'delivery_failed') AND delivery IS NOT NULL \
+             ORDER BY created_at, seq"
+        ))
+        .fetch_all(&self.pool)
+        .await?;
+        decode_all(rows)
+    }
+
+    async fn mark_finished(&self, id: &QuestionId) -> Result<(), StoreError> {
+        sqlx::query("UPDATE questions SET finished = TRUE WHERE id = $1")
+            .bind(id.as_str())
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn pending(&self) -> Result<Vec<QuestionRecord>, StoreError> {
+        let rows =
+            sqlx::query_as::<_, QuestionRow>(select_questions!("WHERE status = 'pending' ORDER BY created_at, seq"))
+                .fetch_all(&self.pool)
+                .await?;
+        decode_all(rows)
+    }
+
+    async fn pending_deadlines(
+        &self,
+        after: Option<&(Timestamp, QuestionId)>,
+        limit: u32,
+    ) -> Result<Vec<PendingDeadline>, StoreError> {
+        // `questions_pending_expires` (expires_at, id) of pending rows serves
+        // the filter and the order. A delivery is complete unless it says
+        // `"complete": false`.
+        let (at, id) = after.map_or((i64::MIN, String::new()), |(at, id)| (*at, id.to_string()));
+        let rows: Vec<(Timestamp, String, bool)> = sqlx::query_as(
+            "SELECT expires_at, id, \
+             delivery IS NOT NULL AND coalesce((delivery::jsonb ->> 'complete')::boolean, TRUE) \
+             FROM questions WHERE status = 'pending' AND (expires_at, id) > ($1, $2) \
+             ORDER BY expires_at, id LIMIT $3",
+        )
+        .bind(at)
+        .bind(id)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|(expires_at, id, delivered)| {
+                Ok(PendingDeadline {
+                    expires_at,
+                    id: decode_id(&id)?,
+                    delivered,
+                })
+            })
+            .collect()
+    }
+
+    async fn count_pending(&self) -> Result<u64, StoreError> {
+        // Kept by the trigger of `pending_counts`: a row per agent.
+        let count: i64 =
+            sqlx::query_scalar("SELECT coalesce(sum(pending), 0)::BIGINT FROM pending_counts WHERE scope = 'agent'")
+                .fetch_one(&self.pool)
+                .await?;
+        Ok(u64::try_from(count).unwrap_or(0))
+    }
+
+    async fn undelivered_since(&self, channel: &str, since: Timestamp) -> Result<bool, StoreError> {
+        let found: bool = sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM questions WHERE status = 'pending' AND channel = $1 \
+             AND delivery IS NULL AND created_at > $2)",
+        )
+        .bind(channel)
+        .bind(since)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(found)
+    }
+
+    async fn pending_for_recipient(
+        &self,
+        recipient: &str,
+        after: Option<&QuestionId>,
+        limit: u32,
+    ) -> Result<Vec<QuestionRecord>, StoreError> {
+        // `questions_pending_recipient_created` serves the filter and the
+        // order; the row value resumes after the last question shown, or
+        // from the start when that question is gone.
+        let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
+            "WHERE recipient = $1 AND status = 'pending' AND ($2::TEXT IS NULL \
+             OR NOT EXISTS (SELECT 1 FROM questions WHERE id = $2) \
+             OR (created_at, seq) > (SELECT created_at, seq FROM questions WHERE id = $2)) \
+             ORDER BY created_at, seq LIMIT $3"
+        ))
+        .bind(recipient)
+        .bind(after.map(QuestionId::as_str))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        decode_all(rows)
+    }
+
+    async fn count_pending_for_recipient(&self, recipient: &str) -> Result<u64, StoreError> {
+        let count: i64 =
+            sqlx::query_scalar("SELECT pending FROM pending_counts WHERE scope = 'recipient' AND who = $1")
+                .bind(recipient)
+                .fetch_optional(&self.pool)
+                .await?
+                .unwrap_or(0);
+        Ok(u64::try_from(count).unwrap_or(0))
+    }
+
+    async fn ended_for_recipient(&self, recipient: &str, limit: u32) -> Result<Vec<QuestionRecord>, StoreError> {
+        let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
+            "WHERE recipient = $1 AND status <> 'pending' ORDER BY resolved_at DESC, seq DESC LIMIT $2"
+        ))
+        .bind(recipient)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        decode_all(rows)
+    }
+
+    async fn pending_in_run(&self, agent: &str, run_id: &str) -> Result<Vec<QuestionRecord>, StoreError> {
+        let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
+            "WHERE agent = $1 AND run_id = $2 AND status = 'pending' ORDER BY created_at, seq"
+        ))
+        .bind(agent)
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await?;
+        decode_all(rows)
+    }
+
+    async fn record_event(&self, channel: &str, event_id: &str) -> Result<bool, StoreError> {
+        let inserted = sqlx::query(
+            "INSERT INTO inbound_events (channel, event_id) VALUES ($1, $2) \
+             ON CONFLICT (channel, event_id) DO NOTHING",
+        )
+        .bind(channel)
+        .bind(event_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(inserted.rows_affected() == 1)
+    }
+
+    async fn event_seen(&self, channel: &str, event_id: &str) -> Result<bool, StoreError> {
+        let seen: bool =
+            sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM inbound_events WHERE channel = $1 AND event_id = $2)")
+                .bind(channel)
+                .bind(event_id)
+                .fetch_one(&self.pool)
+                .await?;
+        Ok(seen)
+    }
+
+    /// Rows another replica is pruning at the same moment are skipped
+    /// (`SKIP LOCKED`), so replicas pruning together neither wait for each
+    /// other nor delete a row twice.
+    async fn prune(&self, ended_before: Timestamp, limit: u32) -> Result<Pruned, StoreError> {
+        let limit = i64::from(limit);
+        let questions = sqlx::query(
+            "DELETE FROM questions WHERE id IN (SELECT id FROM questions \
+             WHERE status <> 'pending' AND resolved_at < $1 ORDER BY resolved_at LIMIT $2 FOR UPDATE SKIP LOCKED)",
+        )
+        .bind(ended_before)
+        .bind(limit)
+        .execute(&self.pool)
+        .await?;
+        let events = sqlx::query(
+            "DELETE FROM inbound_events WHERE ctid IN (SELECT ctid FROM inbound_events \
+             WHERE received_at < $1 ORDER BY received_at LIMIT $2 FOR UPDATE SKIP LOCKED)",
+        )
+        .bind(ended_before)
+        .bind(limit)
+        .execute(&self.pool)
+        .await?;
+        Ok(Pruned {
+            questions: questions.rows_affected(),
+            events: events.rows_affected(),
+        })
+    }
+
+    async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
+        let value = sqlx::query_scalar("SELECT value FROM settings WHERE key = $1")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(value)
+    }
+
+    async fn set_setting(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(key)
+        .bind(value)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// The database answers, and it is a primary: a standby (a failover
+    /// pointed the URL at the wrong server) answers reads but refuses every
+    /// write. A full disk shows in the next write's error instead.
+    async fn ping(&self) -> Result<(), StoreError> {
+        let standby: bool = sqlx::query_scalar("SELECT pg_is_in_recovery()")
+            .fetch_one(&self.pool)
+            .await?;
+        if standby {
+            return Err(StoreError::Unavailable(
+                "the database is a read-only standby (in recovery)".to_owned(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Indexes one message under a question, on the question's channel; a
+/// message indexed under another question moves to this one. False when
+/// there is no such question.
+async fn index_message(
+    conn: &mut sqlx::PgConnection,
+    id: &QuestionId,
+    message: &MessageRef,
+) -> Result<bool, StoreError> {
+    let inserted = sqlx::query(
+        "INSERT INTO messages (channel, conversation, message, question_id) \
+         SELECT channel, $1, $2, id FROM questions WHERE id = $3 \
+         ON CONFLICT (channel, conversation, message) DO UPDATE SET question_id = excluded.question_id",
+    )
+    .bind(message.conversation.as_str())
+    .bind(message.message.as_str())
+    .bind(id.as_str())
+    .execute(conn)
+    .await?;
+    Ok(inserted.rows_affected() > 0)
+}

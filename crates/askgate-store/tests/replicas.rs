@@ -1,0 +1,160 @@
+//! Two stores on one database, as two replicas (or two processes on one
+//! SQLite file) have them: every rule holds across them, not only inside
+//! one store. Run on both stores.
+// The tests are plain `async fn`s that `on_both_stores!` declares as tests
+// twice: clippy's `allow-unwrap-in-tests` sees no `#[test]` on them.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::sync::Arc;
+
+use askgate_core::{AnswerItem, Answers};
+use askgate_store::{InsertRules, Inserted, ProgressSaved, QuestionRecord, QuestionStatus, Store, StoreError};
+use support::*;
+
+on_both_stores! {
+    concurrent_partial_replies_through_two_stores_are_all_kept,
+    a_cap_and_a_session_hold_across_two_stores,
+    one_of_many_resolutions_through_two_stores_wins,
+}
+
+/// The two stores of a test: `pick(n)` alternates between them.
+struct Replicas([Arc<dyn Store>; 2]);
+
+impl Replicas {
+    async fn of(fresh: &Fresh) -> Self {
+        Self([fresh.store(), fresh.reopen().await])
+    }
+
+    fn pick(&self, n: u32) -> Arc<dyn Store> {
+        self.0[usize::from(n % 2 == 1)].clone()
+    }
+}
+
+/// Twenty people's partial replies to one question land at once, through
+/// either store; each reads, adds its own, and saves if nothing changed
+/// since (else reads again): none is lost.
+async fn concurrent_partial_replies_through_two_stores_are_all_kept(fresh: Fresh) {
+    let replicas = Replicas::of(&fresh).await;
+    let record = question("q1", 1);
+    replicas.pick(0).insert(&record).await.unwrap();
+    let mut replies = tokio::task::JoinSet::new();
+    for n in 0..20_u32 {
+        let store = replicas.pick(n);
+        let id = record.id.clone();
+        replies.spawn(async move {
+            let request = request();
+            let mut retries = 0;
+            loop {
+                let read = store.get(&id).await.unwrap().unwrap().progress;
+                let mut items = read.get("notify").map(<[AnswerItem]>::to_vec).unwrap_or_default();
+                items.push(AnswerItem::FreeText {
+                    text: format!("reply {n}"),
+                });
+                let mut progress = read.clone();
+                progress.set(&request, "notify", items);
+                match store.save_progress(&id, &read, &progress).await.unwrap() {
+                    ProgressSaved::Saved => return retries,
+                    ProgressSaved::Changed => retries += 1,
+                    other => panic!("reply {n}: {other:?}"),
+                }
+            }
+        });
+    }
+    let retries: u32 = replies.join_all().await.into_iter().sum();
+    let kept = replicas.pick(1).get(&record.id).await.unwrap().unwrap().progress;
+    let mut texts: Vec<String> = kept
+        .get("notify")
+        .unwrap()
+        .iter()
+        .map(|item| match item {
+            AnswerItem::FreeText { text } => text.clone(),
+            other @ AnswerItem::Option { .. } => panic!("{other:?}"),
+        })
+        .collect();
+    texts.sort();
+    let mut expected: Vec<String> = (0..20).map(|n| format!("reply {n}")).collect();
+    expected.sort();
+    assert_eq!(texts, expected, "every partial reply is kept ({retries} read again)");
+    assert_eq!(kept.get("deploy_target"), None);
+    assert_ne!(kept, Answers::new());
+}
+
+/// Forty inserts under a cap of 30 per agent, and ten in one agent
+/// session, through both stores at once: exactly 30 in, and one of the
+/// session's.
+async fn a_cap_and_a_session_hold_across_two_stores(fresh: Fresh) {
+    let replicas = Replicas::of(&fresh).await;
+    let rules = InsertRules {
+        max_pending_per_agent: Some(30),
+        ..InsertRules::default()
+    };
+    let mut inserts = tokio::task::JoinSet::new();
+    for n in 0..40_u32 {
+        let (store, rules) = (replicas.pick(n), rules.clone());
+        let record = question(&format!("01HZX00000000000000000{n:04}"), 1_000 + i64::from(n));
+        inserts.spawn(async move { store.insert_with(&record, &rules).await });
+    }
+    let outcomes = inserts.join_all().await;
+    let accepted = outcomes.iter().filter(|o| matches!(o, Ok(Inserted::New))).count();
+    let refused = outcomes
+        .iter()
+        .filter(|o| matches!(o, Err(StoreError::TooManyPending { limit: 30, .. })))
+        .count();
+    assert_eq!((accepted, refused), (30, 10), "{outcomes:?}");
+    assert_eq!(replicas.pick(1).count_pending().await.unwrap(), 30);
+
+    let mut asks = tokio::task::JoinSet::new();
+    for n in 0..10_u32 {
+        let store = replicas.pick(n);
+        let record = in_session(
+            question(&format!("01HZX00000000000000001{n:04}"), 2_000),
+            "deploy-bot",
+            Some("one-session"),
+        );
+        asks.spawn(async move { store.insert(&record).await });
+    }
+    let outcomes = asks.join_all().await;
+    assert_eq!(outcomes.iter().filter(|o| o.is_ok()).count(), 1, "{outcomes:?}");
+    assert!(
+        outcomes
+            .iter()
+            .filter(|o| o.is_err())
+            .all(|o| matches!(o, Err(StoreError::SessionBusy { .. }))),
+        "{outcomes:?}"
+    );
+}
+
+/// An answer, a skip, an expiry and a cancellation race through both
+/// stores, many times over: one wins, and every store reads that one.
+async fn one_of_many_resolutions_through_two_stores_wins(fresh: Fresh) {
+    let replicas = Replicas::of(&fresh).await;
+    let record: QuestionRecord = question("q1", 1);
+    replicas.pick(0).insert(&record).await.unwrap();
+    let statuses = [
+        QuestionStatus::Answered,
+        QuestionStatus::Skipped,
+        QuestionStatus::Expired,
+        QuestionStatus::Cancelled,
+    ];
+    let mut resolutions = tokio::task::JoinSet::new();
+    for n in 0..24_u32 {
+        let store = replicas.pick(n);
+        let id = record.id.clone();
+        let status = statuses[n as usize % statuses.len()];
+        resolutions.spawn(async move {
+            let won = store
+                .resolve(&id, &ended(status, 100, &format!("attempt {n}")))
+                .await
+                .unwrap();
+            won.map(|record| record.resolution.unwrap().reason.unwrap())
+        });
+    }
+    let winners: Vec<String> = resolutions.join_all().await.into_iter().flatten().collect();
+    assert_eq!(winners.len(), 1, "{winners:?}");
+    for store in &replicas.0 {
+        let stored = store.get(&record.id).await.unwrap().unwrap();
+        assert_eq!(stored.resolution.unwrap().reason.as_ref(), Some(&winners[0]));
+    }
+}
