@@ -1,16 +1,18 @@
 //! askgate on PostgreSQL, end to end: the real `askgate serve` with
 //! `[store] kind = "postgres"` (in a schema of the test's own on the test
 //! PostgreSQL, `askgate_testkit::postgres`), asked over HTTP and answered on
-//! its web page, killed and restarted on the same database; and what
-//! `check-config` says of the database.
+//! its web page, killed and restarted on the same database; two of them on
+//! one database, as replicas; and what `check-config` says of the database.
 
 mod support;
 
 use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use askgate_testkit::postgres::Schema;
 use serde_json::{Value, json};
-use support::{AGENT_TOKEN, ASKGATE, ME_KEY, Server};
+use support::{AGENT_TOKEN, ASKGATE, ME_KEY, Server, now_millis, rfc3339_millis};
 
 /// The `[store]` section for `schema`.
 fn store_section(url: &str) -> String {
@@ -120,4 +122,181 @@ async fn check_config_says_what_answered_or_what_is_wrong_with_the_database_neve
         "{said}"
     );
     assert!(!said.contains("hunter2"), "{said}");
+}
+
+/// Two `askgate serve` on one database: a wait held by A ends when B's page
+/// stores the answer; 1,000 questions asked on either and answered on both
+/// pages at once are each answered exactly once; A `kill -9`'d with 50
+/// pending: they expire on time on B. (One long test: the last part waits
+/// out the shortest timeout a question may have, 30 s.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_on_one_database_share_waits_answers_and_expiry() {
+    let schema = Schema::create().await;
+    let store = store_section(&schema.url());
+    let a = Server::start_with("", &store);
+    let b = Arc::new(Server::start_with("", &store));
+
+    // A blocking ask on A, answered on B's page.
+    let call = tokio::spawn(
+        a.http()
+            .post(a.url("/v1/ask"))
+            .bearer_auth(AGENT_TOKEN)
+            .json(&ask_body("s1"))
+            .send(),
+    );
+    let pending = b.pending_on_page(ME_KEY, 1).await;
+    let id = pending[0]["id"].as_str().expect("an id").to_owned();
+    let response = call.await.expect("the ask task").expect("POST /v1/ask answered");
+    let (status, body) = b.web_choose(ME_KEY, &id, "deploy_target", 1).await;
+    assert_eq!((status, body), (200, json!({"status": "answered"})));
+    let stored = Instant::now();
+    let text = response.text().await.expect("the body");
+    let took = stored.elapsed();
+    let result: Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(
+        result,
+        json!({"status": "answered", "answers": {"answers": {"deploy_target": ["Production"]}}})
+    );
+    // Correctness, not a benchmark: the wait ended on the answer, not on a
+    // timer (the benchmark measures the latency).
+    assert!(
+        took < Duration::from_secs(2),
+        "A's wait ended {took:?} after B stored the answer"
+    );
+
+    // 1,000 questions, asked on A or B, each answered on both pages at once.
+    let a = Arc::new(a);
+    let wins = race_answers(&a, &b, 1_000).await;
+    assert_eq!(wins.len(), 1_000);
+    for (n, (id, label)) in wins.iter().enumerate() {
+        // Every one reads the same through either replica: the answer that won.
+        let resource = if n % 2 == 0 {
+            a.question(id).await
+        } else {
+            b.question(id).await
+        };
+        assert_eq!(
+            resource["result"],
+            json!({"status": "answered", "answers": {"answers": {"deploy_target": [label]}}}),
+            "{id}"
+        );
+    }
+    let mut conn = schema.connect().await;
+    let answered: i64 = sqlx::query_scalar("SELECT count(*) FROM questions WHERE status = 'answered'")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(answered, 1_001);
+
+    // A dies with 50 pending (30 s, the shortest timeout): B expires them on time.
+    let mut a = Arc::into_inner(a).expect("no other holder of A");
+    let mut deadlines = Vec::new();
+    for n in 0..50 {
+        let mut body = ask_body(&format!("dying-{n}"));
+        body["timeoutSeconds"] = json!(30);
+        let created = a.create(&body).await;
+        let expires = rfc3339_millis(created["expiresAt"].as_str().expect("expiresAt"));
+        deadlines.push((created["id"].as_str().expect("an id").to_owned(), expires));
+    }
+    a.kill();
+    let latest = deadlines.iter().map(|(_, at)| *at).max().unwrap_or_default();
+    tokio::time::sleep(Duration::from_millis(u64::try_from(latest - now_millis()).unwrap_or(0))).await;
+    for (id, expires) in &deadlines {
+        let resource = b.question_with_status(id, "expired", Duration::from_secs(10)).await;
+        let ended = rfc3339_millis(resource["resolvedAt"].as_str().expect("resolvedAt"));
+        // On time: at the deadline, within the sweep's second and a little.
+        assert!(
+            (*expires..=expires + 2_500).contains(&ended),
+            "{id} expired at {ended}, its deadline {expires}"
+        );
+    }
+}
+
+/// Secrets askgate generates live in the database's settings with
+/// PostgreSQL: two replicas accept the same generated agent token
+/// and the same page key, and neither writes them to its data directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generated_secrets_are_shared_by_replicas_through_the_database() {
+    let schema = Schema::create().await;
+    let more = store_section(&schema.url())
+        + "\n[agents.generated]\nrecipients = [\"*\"]\n\n[recipients.gen]\nchannel = \"web\"\n";
+    let (a, b) = (Server::start_with("", &more), Server::start_with("", &more));
+
+    let mut conn = schema.connect().await;
+    let setting =
+        |key: &'static str| sqlx::query_scalar::<_, String>("SELECT value FROM settings WHERE key = $1").bind(key);
+    let token = setting("secret.agent-token-generated")
+        .fetch_one(&mut conn)
+        .await
+        .expect("the token is kept");
+    let key = setting("secret.web-key-gen")
+        .fetch_one(&mut conn)
+        .await
+        .expect("the page key is kept");
+    assert!(token.starts_with("agt_") && token.len() >= 40, "{token}");
+    for server in [&a, &b] {
+        let (status, agent) = server.get("/v1/agent", Some(&token)).await;
+        assert_eq!((status, &agent["name"]), (200, &json!("generated")), "{agent}");
+        let page = server
+            .http()
+            .get(server.url(&format!("/web/{key}")))
+            .send()
+            .await
+            .expect("the page");
+        assert_eq!(page.status(), 200);
+        for file in ["agent-token-generated", "web-key-gen"] {
+            assert!(
+                !server.data_dir().join(file).exists(),
+                "{file} written to the data directory"
+            );
+        }
+    }
+}
+
+/// `count` questions, asked on `a` or `b` in turn, each answered on both
+/// pages at once: exactly one answer is taken, the other told the question
+/// ended. The ids with the label that won.
+async fn race_answers(a: &Arc<Server>, b: &Arc<Server>, count: usize) -> Vec<(String, &'static str)> {
+    let mut workers = tokio::task::JoinSet::new();
+    for worker in 0..8_usize {
+        let (a, b) = (a.clone(), b.clone());
+        workers.spawn(async move {
+            let mut wins = Vec::new();
+            for n in (worker..count).step_by(8) {
+                let (asker, other) = if n % 2 == 0 { (&a, &b) } else { (&b, &a) };
+                let (status, created) = asker
+                    .post_json("/v1/questions", Some(AGENT_TOKEN), &ask_body(&format!("race-{n}")))
+                    .await;
+                assert_eq!(status, 201, "{created}");
+                let id = created["id"].as_str().expect("an id").to_owned();
+                let (first, second) = tokio::join!(
+                    asker.web_choose(ME_KEY, &id, "deploy_target", 0),
+                    other.web_choose(ME_KEY, &id, "deploy_target", 1),
+                );
+                let answered: Vec<usize> = [&first, &second]
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (status, _))| *status == 200)
+                    .map(|(index, _)| index)
+                    .collect();
+                assert_eq!(answered.len(), 1, "{id}: {first:?} {second:?}");
+                let lost = if answered[0] == 0 { &second } else { &first };
+                assert_eq!(
+                    (lost.0, &lost.1["error"]["code"]),
+                    (409, &json!("question_ended")),
+                    "{id}"
+                );
+                wins.push((
+                    id,
+                    if answered[0] == 0 {
+                        "Staging (Recommended)"
+                    } else {
+                        "Production"
+                    },
+                ));
+            }
+            wins
+        });
+    }
+    workers.join_all().await.into_iter().flatten().collect()
 }

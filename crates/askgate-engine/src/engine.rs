@@ -11,8 +11,8 @@ use askgate_core::layout::{Ending, summary};
 use askgate_core::request::MAX_FREE_TEXT_CHARS;
 use askgate_core::{AskRequest, QuestionId, render};
 use askgate_store::{
-    IdempotencyKey, InsertRules, Inserted, PendingScope, QuestionRecord, QuestionStatus, Resolution, Store, StoreError,
-    Timestamp,
+    Change, IdempotencyKey, InsertRules, Inserted, PendingScope, QuestionRecord, QuestionStatus, Resolution, Store,
+    StoreError, Timestamp,
 };
 use sha2::Digest as _;
 use tokio::sync::{Notify, broadcast};
@@ -233,6 +233,27 @@ impl std::fmt::Debug for Engine {
     }
 }
 
+/// How often a process on a shared store expires whatever is due, asked
+/// by whichever process ([`Engine::run_timers`]).
+pub const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// The most questions one sweep statement expires.
+const SWEEP_BATCH: u32 = 100;
+
+/// The next change of a feed, or `None` once it is closed; never, without one.
+async fn next_change(feed: Option<&mut broadcast::Receiver<Change>>) -> Option<Change> {
+    use broadcast::error::RecvError;
+    let Some(feed) = feed else {
+        return std::future::pending().await;
+    };
+    match feed.recv().await {
+        Ok(change) => Some(change),
+        // Fell behind: what was dropped is not known.
+        Err(RecvError::Lagged(_)) => Some(Change::Missed),
+        Err(RecvError::Closed) => None,
+    }
+}
+
 /// The longest pause before storing an expiry is tried again: the question
 /// expires within moments of the store taking writes again.
 const EXPIRY_RETRY_MAX: Duration = Duration::from_secs(2);
@@ -340,16 +361,35 @@ impl Engine {
 
     /// Expires questions as their deadlines pass, until `shutdown` completes.
     /// One task serves every question: the deadlines are an ordered set.
+    ///
+    /// On a store shared with other processes (PostgreSQL) it also follows
+    /// their changes ([`Store::changes`]): a question another replica asked
+    /// gets a timer here too, and one that ended there wakes the agents
+    /// waiting here and the live views; and every [`SWEEP_EVERY`] it expires
+    /// whatever is due ([`Store::expire_due`]), so that no question outlives
+    /// its deadline because the process that knew of it is gone.
     pub async fn run_timers(&self, shutdown: impl std::future::Future<Output = ()>) {
         tokio::pin!(shutdown);
         // Failed attempts to store each expiry (a locked database, a full
         // disk): the deadline is put back a little later, until it is stored.
         let mut failures: HashMap<QuestionId, u32> = HashMap::new();
+        let mut feed = self.inner.store.changes();
+        let shared = feed.is_some();
+        let sweep = self.inner.clock.sleep(SWEEP_EVERY);
+        tokio::pin!(sweep);
         loop {
             let next = self.lock_deadlines().first().cloned();
             tokio::select! {
                 () = &mut shutdown => return,
                 () = self.inner.deadline_added.notified() => {}
+                change = next_change(feed.as_mut()) => match change {
+                    Some(change) => self.changed_elsewhere(change).await,
+                    None => feed = None,
+                },
+                () = &mut sweep, if shared => {
+                    self.sweep().await;
+                    sweep.set(self.inner.clock.sleep(SWEEP_EVERY));
+                }
                 () = self.sleep_until_deadline(next.as_ref().map(|(at, _)| *at)) => {
                     if let Some((at, id)) = next {
                         self.lock_deadlines().remove(&(at, id.clone()));
@@ -367,6 +407,66 @@ impl Engine {
                             }
                         }
                     }
+                }
+            }
+        }
+    }
+
+    /// What another process changed ([`Change`]): a question it asked gets
+    /// a timer here too (whichever replica's timer fires first expires it,
+    /// the others find it ended); one it ended wakes the agents waiting here
+    /// with the ended record (the process that ended it edits the message).
+    /// Live views hear of both. After [`Change::Missed`] every question
+    /// with agents waiting here is read again.
+    async fn changed_elsewhere(&self, change: Change) {
+        let ids = match change {
+            Change::Question(id) => vec![id],
+            Change::Missed => self
+                .inner
+                .waiters
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .keys()
+                .cloned()
+                .collect(),
+            _ => Vec::new(),
+        };
+        for id in ids {
+            let record = match self.get(&id).await {
+                Ok(Some(record)) => record,
+                // Pruned meanwhile: nothing to tell.
+                Ok(None) => continue,
+                Err(error) => {
+                    warn!(question = %id, %error, "could not read a question another replica changed");
+                    continue;
+                }
+            };
+            if record.status.is_final() {
+                self.lock_deadlines().remove(&(record.expires_at, record.id.clone()));
+                self.wake_waiters(&record.id, Some(&record));
+            } else {
+                self.add_deadline(record.expires_at, record.id.clone());
+            }
+            self.publish(record);
+        }
+    }
+
+    /// Expires every question that is due, whoever asked it, in batches.
+    async fn sweep(&self) {
+        loop {
+            let resolution = self.resolution(QuestionStatus::Expired, Some("expired"));
+            match self.inner.store.expire_due(&resolution, SWEEP_BATCH).await {
+                Ok(expired) => {
+                    for record in &expired {
+                        self.ended(record);
+                    }
+                    if expired.len() < SWEEP_BATCH as usize {
+                        return;
+                    }
+                }
+                Err(error) => {
+                    warn!(%error, "could not expire the questions that are due; trying again at the next sweep");
+                    return;
                 }
             }
         }

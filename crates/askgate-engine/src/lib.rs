@@ -11,7 +11,9 @@
 //! The engine talks to the [`askgate_store::Store`] and [`askgate_core::Channel`]
 //! traits only: it knows no database, no HTTP and no platform. Every rule that
 //! must hold across replicas (first answer wins, one pending question per
-//! session) is a single store operation.
+//! session) is a single store operation; what another replica changed
+//! reaches the engine through the store's change feed
+//! ([`askgate_store::Store::changes`]).
 
 pub mod clock;
 pub mod engine;
@@ -21,7 +23,7 @@ pub mod retention;
 
 pub use clock::Clock;
 pub use engine::{
-    Accepted, DirectAnswer, DirectItem, Engine, EngineError, Limits, NewQuestion, NoObserver, Observer, SessionKind,
-    Submitted, summary_of,
+    Accepted, DirectAnswer, DirectItem, Engine, EngineError, Limits, NewQuestion, NoObserver, Observer, SWEEP_EVERY,
+    SessionKind, Submitted, summary_of,
 };
 pub use recipient::Recipient;

@@ -193,6 +193,19 @@ pub struct Pruned {
     pub events: u64,
 }
 
+/// A change the store learned of from another process on the same database
+/// ([`Store::changes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Change {
+    /// This question was stored, or its status, progress or delivery changed.
+    Question(QuestionId),
+    /// The feed was interrupted (its connection was lost and made again):
+    /// changes in between are not known, and whoever depends on them reads
+    /// again.
+    Missed,
+}
+
 /// Persistence of questions, as the engine needs it.
 ///
 /// Every method is one transaction; none is allowed to leave a question half
@@ -322,11 +335,31 @@ pub trait Store: Send + Sync + 'static {
     /// less than `limit`, it empties what is due in bounded steps.
     async fn prune(&self, ended_before: Timestamp, limit: u32) -> Result<Pruned, StoreError>;
 
+    /// Expires, in one statement, up to `limit` pending questions due at
+    /// `resolution.at` (`expires_at <= at`), in deadline order, skipping
+    /// any another process is ending at that moment; the records it expired.
+    /// Every process runs it, so a question expires on time when the
+    /// process that asked is gone. A row that cannot be read back is
+    /// expired all the same and left out of the answer (logged).
+    async fn expire_due(&self, resolution: &Resolution, limit: u32) -> Result<Vec<QuestionRecord>, StoreError>;
+
+    /// The changes that other processes make to the same database, as they
+    /// commit (never this store's own). `None` when no other process shares
+    /// the database (SQLite: one process per file).
+    fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<Change>> {
+        None
+    }
+
     /// A small named value askgate keeps (generated secrets, a polling offset).
     async fn setting(&self, key: &str) -> Result<Option<String>, StoreError>;
 
     /// Sets a named value.
     async fn set_setting(&self, key: &str, value: &str) -> Result<(), StoreError>;
+
+    /// Sets a named value unless it is set already; true when this call set
+    /// it. Two processes generating the same secret at once keep one: each
+    /// offers its own, and both read back the one that was kept.
+    async fn insert_setting(&self, key: &str, value: &str) -> Result<bool, StoreError>;
 
     /// Whether the store can take writes (readiness): the database answers,
     /// its file is the one opened, and the last write did not fail (after a

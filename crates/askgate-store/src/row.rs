@@ -39,6 +39,22 @@ pub(crate) fn decode_all(rows: Vec<QuestionRow>) -> Result<Vec<QuestionRecord>, 
     rows.into_iter().map(QuestionRow::decode).collect()
 }
 
+/// The expired rows that can be read back, in deadline order (`RETURNING`
+/// keeps none); the others are logged and left out: a batch that changed
+/// them all must not be lost for one bad row.
+pub(crate) fn decode_expired(rows: Vec<QuestionRow>) -> Vec<QuestionRecord> {
+    let mut records: Vec<QuestionRecord> = rows
+        .into_iter()
+        .filter_map(|row| {
+            row.decode()
+                .inspect_err(|error| tracing::error!(%error, "a question expired by a sweep cannot be read back"))
+                .ok()
+        })
+        .collect();
+    records.sort_by(|a, b| (a.expires_at, a.id.as_str()).cmp(&(b.expires_at, b.id.as_str())));
+    records
+}
+
 /// A `questions` row as the database has it, before its text is checked.
 #[derive(sqlx::FromRow)]
 pub(crate) struct QuestionRow {

@@ -1,8 +1,15 @@
 //! What only the PostgreSQL store has: migrations shared by replicas that
-//! start together, and what it tells an admin about a URL.
+//! start together, the change feed, and what it tells an admin about a URL.
 
-use askgate_store::{PgStore, StoreError};
+mod support;
+
+use std::time::Duration;
+
+use askgate_core::QuestionId;
+use askgate_store::{Change, PgStore, QuestionStatus, Resolution, SqliteStore, Store, StoreError};
 use askgate_testkit::postgres::{Schema, server_url};
+use support::question;
+use tokio::sync::broadcast;
 
 /// Four replicas starting at once on an empty schema: every one opens, and
 /// the schema was migrated once (sqlx's advisory lock).
@@ -21,7 +28,11 @@ async fn replicas_starting_together_migrate_once() {
         .fetch_all(&mut conn)
         .await
         .unwrap();
-    assert_eq!(applied, [1]);
+    let files = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/postgres"))
+        .unwrap()
+        .count();
+    let expected: Vec<i64> = (1..=i64::try_from(files).unwrap()).collect();
+    assert_eq!(applied, expected, "each migration applied once");
 }
 
 /// `check` (what `askgate check-config` says): what answered, or what is
@@ -61,4 +72,61 @@ async fn check_names_what_answered_or_what_is_wrong_without_the_password() {
         Err(StoreError::Unavailable(reason)) => assert!(reason.contains("cannot reach"), "{reason}"),
         other => panic!("expected Unavailable, got {other:?}"),
     }
+}
+
+async fn next_change(feed: &mut broadcast::Receiver<Change>) -> Change {
+    tokio::time::timeout(Duration::from_secs(5), feed.recv())
+        .await
+        .expect("a change within 5 s")
+        .expect("the feed is open")
+}
+
+/// A store hears of what another store on the same schema stored or
+/// changed, once it commits; never of its own changes, nor of another
+/// schema's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_feed_tells_another_stores_changes_but_not_its_own_nor_another_schemas() {
+    let (schema, elsewhere) = (Schema::create().await, Schema::create().await);
+    let a = PgStore::connect_with(schema.options(), 2).await.unwrap();
+    let b = PgStore::connect_with(schema.options(), 2).await.unwrap();
+    let other = PgStore::connect_with(elsewhere.options(), 2).await.unwrap();
+    let mut feed = a.changes().expect("PostgreSQL has a feed");
+
+    a.insert(&question("a1", 1)).await.unwrap();
+    other.insert(&question("b1", 1)).await.unwrap();
+    b.insert(&question("b1", 1)).await.unwrap();
+    assert_eq!(
+        next_change(&mut feed).await,
+        Change::Question(QuestionId::parse("b1").unwrap())
+    );
+
+    let answered = Resolution {
+        status: QuestionStatus::Answered,
+        at: 10,
+        by: None,
+        answers: None,
+        reason: None,
+        via: None,
+    };
+    a.resolve(&QuestionId::parse("a1").unwrap(), &answered)
+        .await
+        .unwrap()
+        .unwrap();
+    b.resolve(&QuestionId::parse("b1").unwrap(), &answered)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        next_change(&mut feed).await,
+        Change::Question(QuestionId::parse("b1").unwrap())
+    );
+    assert!(
+        feed.try_recv().is_err(),
+        "nothing else: not a1 (a's own), not the other schema's b1"
+    );
+
+    // SQLite has no other process to hear from.
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = SqliteStore::open(&dir.path().join("askgate.db")).await.unwrap();
+    assert!(sqlite.changes().is_none());
 }

@@ -17,6 +17,7 @@ on_both_stores! {
     concurrent_partial_replies_through_two_stores_are_all_kept,
     a_cap_and_a_session_hold_across_two_stores,
     one_of_many_resolutions_through_two_stores_wins,
+    sweeps_through_two_stores_expire_each_question_once,
 }
 
 /// The two stores of a test: `pick(n)` alternates between them.
@@ -157,4 +158,40 @@ async fn one_of_many_resolutions_through_two_stores_wins(fresh: Fresh) {
         let stored = store.get(&record.id).await.unwrap().unwrap();
         assert_eq!(stored.resolution.unwrap().reason.as_ref(), Some(&winners[0]));
     }
+}
+
+/// Both stores sweep for due questions at once, over and over: each of 60
+/// is expired by exactly one sweep.
+async fn sweeps_through_two_stores_expire_each_question_once(fresh: Fresh) {
+    let replicas = Replicas::of(&fresh).await;
+    for n in 0..60_i64 {
+        replicas
+            .pick(0)
+            .insert(&question(&format!("01HZX00000000000000002{n:04}"), n))
+            .await
+            .unwrap();
+    }
+    let mut sweeps = tokio::task::JoinSet::new();
+    for n in 0..8_u32 {
+        let store = replicas.pick(n);
+        sweeps.spawn(async move {
+            let mut expired = Vec::new();
+            loop {
+                let batch = store
+                    .expire_due(&ended(QuestionStatus::Expired, 700_000, "expired"), 5)
+                    .await
+                    .unwrap();
+                if batch.is_empty() {
+                    return expired;
+                }
+                expired.extend(batch.into_iter().map(|record| record.id.to_string()));
+            }
+        });
+    }
+    let mut expired: Vec<String> = sweeps.join_all().await.into_iter().flatten().collect();
+    let swept = expired.len();
+    expired.sort();
+    expired.dedup();
+    assert_eq!((swept, expired.len()), (60, 60), "each question expired once");
+    assert_eq!(replicas.pick(1).count_pending().await.unwrap(), 0);
 }

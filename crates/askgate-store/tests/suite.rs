@@ -41,6 +41,7 @@ on_both_stores! {
     a_recent_undelivered_question_is_found_by_channel_and_time,
     pending_deadlines_come_in_pages_in_deadline_order,
     prune_deletes_what_ended_before_the_cutoff_in_bounded_steps_and_never_a_pending_question,
+    expire_due_expires_what_is_due_in_deadline_order_and_nothing_else,
 }
 
 async fn a_record_with_every_field_set_reads_back_equal(fresh: Fresh) {
@@ -609,6 +610,14 @@ async fn settings_round_trip_and_overwrite(fresh: Fresh) {
         store.setting("webhook.secret").await.unwrap().as_deref(),
         Some("s3cr3t")
     );
+
+    // Set unless set: the first value offered is the one kept.
+    assert!(store.insert_setting("secret.web-key.me", "first").await.unwrap());
+    assert!(!store.insert_setting("secret.web-key.me", "second").await.unwrap());
+    assert_eq!(
+        store.setting("secret.web-key.me").await.unwrap().as_deref(),
+        Some("first")
+    );
 }
 
 /// A restart (or another replica) finds everything the first store wrote.
@@ -891,4 +900,35 @@ async fn prune_deletes_what_ended_before_the_cutoff_in_bounded_steps_and_never_a
         )
         .await;
     assert_eq!(orphans, 0);
+}
+
+async fn expire_due_expires_what_is_due_in_deadline_order_and_nothing_else(fresh: Fresh) {
+    let store = fresh.store();
+    // Deadlines 600_000 after creation: q3 first, then q1, q2, q4.
+    for (name, created) in [("q1", 2), ("q2", 3), ("q3", 1), ("q4", 10), ("answered", 0)] {
+        store.insert(&question(name, created)).await.unwrap();
+    }
+    store
+        .resolve(&id("answered"), &ended(QuestionStatus::Cancelled, 5, "cancelled"))
+        .await
+        .unwrap()
+        .unwrap();
+    let due_at = |at: i64| ended(QuestionStatus::Expired, at, "expired");
+
+    assert!(store.expire_due(&due_at(600_000), 10).await.unwrap().is_empty());
+    let first = store.expire_due(&due_at(600_003), 2).await.unwrap();
+    assert_eq!(ids(&first), ["q3", "q1"]);
+    assert!(
+        first
+            .iter()
+            .all(|record| record.status == QuestionStatus::Expired && record.resolution == Some(due_at(600_003)))
+    );
+    let rest = store.expire_due(&due_at(600_003), 2).await.unwrap();
+    assert_eq!(ids(&rest), ["q2"]);
+    assert!(store.expire_due(&due_at(600_003), 2).await.unwrap().is_empty());
+
+    assert_eq!(ids(&store.pending().await.unwrap()), ["q4"]);
+    let cancelled = store.get(&id("answered")).await.unwrap().unwrap();
+    assert_eq!(cancelled.status, QuestionStatus::Cancelled);
+    assert_eq!(store.count_pending().await.unwrap(), 1);
 }

@@ -20,30 +20,71 @@ use crate::config::{Config, Secret, StoreConfig};
 /// How long the channels' event loops get to stop after the server has.
 const CHANNEL_STOP_GRACE: Duration = Duration::from_secs(5);
 
-/// A secret that askgate generated or read from the data directory.
+/// A secret that askgate generated, or found where it keeps them.
 struct Generated {
     secret: Secret,
     created: bool,
 }
 
-/// The secret kept in `<data_dir>/<file>`, created on first start.
-fn kept_secret(data_dir: &Path, file: &str, prefix: &str) -> Result<Generated> {
-    let path = data_dir.join(file);
-    if let Ok(text) = std::fs::read_to_string(&path) {
-        let text = text.trim();
-        if !text.is_empty() {
-            return Ok(Generated {
-                secret: Secret::new(text.to_owned()),
-                created: false,
-            });
+/// Where askgate keeps the secrets it generates (agent tokens, web page
+/// keys): beside a SQLite store, files in `data_dir` (the one process reads
+/// them); beside PostgreSQL, the database's settings, so that every replica
+/// accepts the same ones.
+enum Keeper<'a> {
+    Files(&'a Path),
+    Settings(&'a dyn Store),
+}
+
+impl Keeper<'_> {
+    /// The secret named `name` (`agent-token-default`), created on first start.
+    async fn secret(&self, name: &str, prefix: &str) -> Result<Generated> {
+        let fresh = || format!("{prefix}{}", Alphanumeric.sample_string(&mut rand::rng(), 40));
+        match self {
+            Self::Files(data_dir) => {
+                let path = data_dir.join(name);
+                if let Ok(text) = std::fs::read_to_string(&path) {
+                    let text = text.trim();
+                    if !text.is_empty() {
+                        return Ok(Generated {
+                            secret: Secret::new(text.to_owned()),
+                            created: false,
+                        });
+                    }
+                }
+                let secret = fresh();
+                write_private(&path, &secret).with_context(|| format!("writing {}", path.display()))?;
+                Ok(Generated {
+                    secret: Secret::new(secret),
+                    created: true,
+                })
+            }
+            Self::Settings(store) => {
+                // Replicas starting together each offer one; all keep the first.
+                let key = format!("secret.{name}");
+                let created = store
+                    .insert_setting(&key, &fresh())
+                    .await
+                    .with_context(|| format!("keeping {key} in the database"))?;
+                let secret = store
+                    .setting(&key)
+                    .await
+                    .with_context(|| format!("reading {key} from the database"))?
+                    .with_context(|| format!("{key} is missing from the database's settings"))?;
+                Ok(Generated {
+                    secret: Secret::new(secret),
+                    created,
+                })
+            }
         }
     }
-    let secret = format!("{prefix}{}", Alphanumeric.sample_string(&mut rand::rng(), 40));
-    write_private(&path, &secret).with_context(|| format!("writing {}", path.display()))?;
-    Ok(Generated {
-        secret: Secret::new(secret),
-        created: true,
-    })
+
+    /// Where the secret `name` is, in words for the admin.
+    fn place(&self, name: &str) -> String {
+        match self {
+            Self::Files(data_dir) => data_dir.join(name).display().to_string(),
+            Self::Settings(_) => format!("the database's settings (key secret.{name})"),
+        }
+    }
 }
 
 /// Writes a file only its owner can read.
@@ -77,33 +118,6 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let mut announcements = Vec::new();
 
-    let mut agents = Vec::new();
-    for agent in &config.agents {
-        let token = match &agent.token {
-            Some(token) => token.clone(),
-            None => {
-                let kept = kept_secret(&config.data_dir, &format!("agent-token-{}", agent.name), "agt_")?;
-                let file = config.data_dir.join(format!("agent-token-{}", agent.name));
-                announcements.push(if kept.created {
-                    format!(
-                        "agent token for \"{}\" (created, kept in {}): {}",
-                        agent.name,
-                        file.display(),
-                        kept.secret.expose()
-                    )
-                } else {
-                    format!("agent token for \"{}\": in {}", agent.name, file.display())
-                });
-                kept.secret
-            }
-        };
-        agents.push(AgentToken {
-            name: agent.name.clone(),
-            token: token.expose().to_owned(),
-            allowed: agent.recipients.clone().map_or(Allowed::All, Allowed::Only),
-        });
-    }
-
     let store: Arc<dyn Store> = match &config.store {
         StoreConfig::Sqlite { path } => Arc::new(
             SqliteStore::open(path)
@@ -117,6 +131,38 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
                 .context("opening the PostgreSQL store ([store] url)")?,
         ),
     };
+
+    let keeper = match &config.store {
+        StoreConfig::Sqlite { .. } => Keeper::Files(&config.data_dir),
+        StoreConfig::Postgres { .. } => Keeper::Settings(store.as_ref()),
+    };
+
+    let mut agents = Vec::new();
+    for agent in &config.agents {
+        let token = match &agent.token {
+            Some(token) => token.clone(),
+            None => {
+                let name = format!("agent-token-{}", agent.name);
+                let kept = keeper.secret(&name, "agt_").await?;
+                let place = keeper.place(&name);
+                announcements.push(if kept.created {
+                    format!(
+                        "agent token for \"{}\" (created, kept in {place}): {}",
+                        agent.name,
+                        kept.secret.expose()
+                    )
+                } else {
+                    format!("agent token for \"{}\": in {place}", agent.name)
+                });
+                kept.secret
+            }
+        };
+        agents.push(AgentToken {
+            name: agent.name.clone(),
+            token: token.expose().to_owned(),
+            allowed: agent.recipients.clone().map_or(Allowed::All, Allowed::Only),
+        });
+    }
 
     // Every channel the same way: start it, and check its credentials with
     // its platform before anything is served.
@@ -167,21 +213,19 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
                 key.clone()
             }
             None => {
-                let file = format!("web-key-{}", recipient.name);
-                let kept = kept_secret(&config.data_dir, &file, "")?;
-                let path = config.data_dir.join(&file);
+                let name = format!("web-key-{}", recipient.name);
+                let kept = keeper.secret(&name, "").await?;
+                let place = keeper.place(&name);
                 announcements.push(if kept.created {
                     format!(
-                        "web page for \"{}\" (created, key kept in {}): {base}/web/{}",
+                        "web page for \"{}\" (created, key kept in {place}): {base}/web/{}",
                         recipient.name,
-                        path.display(),
                         kept.secret.expose()
                     )
                 } else {
                     format!(
-                        "web page for \"{}\" (key kept in {}): {base}/web/{}",
+                        "web page for \"{}\" (key kept in {place}): {base}/web/{}",
                         recipient.name,
-                        path.display(),
                         kept.secret.expose()
                     )
                 });

@@ -5,7 +5,9 @@
 //! - [`insert`]: the insert with its rules (idempotency key, caps, the
 //!   session rule), the one write that needs a transaction and retries;
 //! - [`check`]: what `check-config` and start-up say of a URL and of a
-//!   connection that failed.
+//!   connection that failed;
+//! - [`feed`]: the change feed (`LISTEN`/`NOTIFY`) that tells a store what
+//!   the other replicas changed.
 //!
 //! Every rule of the trait holds across processes because the database
 //! enforces it: the one-pending-question rule is a partial unique index, a
@@ -19,9 +21,11 @@
 //! once.
 
 mod check;
+mod feed;
 mod insert;
 
 use std::str::FromStr as _;
+use std::sync::Arc;
 use std::time::Duration;
 
 use askgate_core::QuestionId;
@@ -31,10 +35,10 @@ use async_trait::async_trait;
 use sqlx::Connection as _;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 
-use crate::row::{QuestionRow, decode_all, decode_id, encode, question_columns};
+use crate::row::{QuestionRow, decode_all, decode_expired, decode_id, encode, question_columns};
 use crate::{
-    InsertRules, Inserted, PendingDeadline, ProgressSaved, Pruned, QuestionRecord, QuestionStatus, Resolution, Store,
-    StoreError, Timestamp,
+    Change, InsertRules, Inserted, PendingDeadline, ProgressSaved, Pruned, QuestionRecord, QuestionStatus, Resolution,
+    Store, StoreError, Timestamp,
 };
 
 /// A `SELECT` of every column a [`QuestionRow`] needs, then the rest of the
@@ -56,6 +60,7 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone)]
 pub struct PgStore {
     pool: PgPool,
+    feed: Arc<feed::Feed>,
 }
 
 impl PgStore {
@@ -69,7 +74,10 @@ impl PgStore {
     /// Like [`PgStore::open`], with options built in code (a test's own
     /// schema, say, through its `search_path`).
     pub async fn connect_with(options: PgConnectOptions, connections: u32) -> Result<Self, StoreError> {
-        let options = options.application_name("askgate");
+        // A name of this store's own: the change feed tells its own
+        // changes from other replicas' by it.
+        let me = format!("askgate-{}", ulid::Ulid::new().to_string().to_lowercase());
+        let options = options.application_name(&me);
         // One connection first, for an error that says what is wrong (a
         // pool would retry until its timeout and say only that). sqlx takes an advisory lock around the migrations:
         // replicas that start together apply them once, the others wait
@@ -83,7 +91,8 @@ impl PgStore {
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_lazy_with(options);
         sqlx::migrate!("./migrations/postgres").run(&pool).await?;
-        Ok(Self { pool })
+        let feed = Arc::new(feed::Feed::start(&pool, me).await?);
+        Ok(Self { pool, feed })
     }
 
     /// Closes every connection, waiting for them.
@@ -421,6 +430,29 @@ impl Store for PgStore {
         })
     }
 
+    /// `SKIP LOCKED`: replicas sweeping at the same moment each take other
+    /// rows, and a row a replica is resolving (an answer arriving) is left
+    /// to it.
+    async fn expire_due(&self, resolution: &Resolution, limit: u32) -> Result<Vec<QuestionRecord>, StoreError> {
+        let rows = sqlx::query_as::<_, QuestionRow>(concat!(
+            "UPDATE questions SET status = $1, resolution = $2, resolved_at = $3 \
+             WHERE id IN (SELECT id FROM questions WHERE status = 'pending' AND expires_at <= $3 \
+             ORDER BY expires_at LIMIT $4 FOR UPDATE SKIP LOCKED) RETURNING ",
+            question_columns!()
+        ))
+        .bind(resolution.status.as_str())
+        .bind(encode(resolution)?)
+        .bind(resolution.at)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(decode_expired(rows))
+    }
+
+    fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<Change>> {
+        Some(self.feed.subscribe())
+    }
+
     async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
         let value = sqlx::query_scalar("SELECT value FROM settings WHERE key = $1")
             .bind(key)
@@ -438,6 +470,15 @@ impl Store for PgStore {
         .execute(&self.pool)
         .await?;
         Ok(())
+    }
+
+    async fn insert_setting(&self, key: &str, value: &str) -> Result<bool, StoreError> {
+        let inserted = sqlx::query("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING")
+            .bind(key)
+            .bind(value)
+            .execute(&self.pool)
+            .await?;
+        Ok(inserted.rows_affected() == 1)
     }
 
     /// The database answers, and it is a primary: a standby (a failover

@@ -387,6 +387,24 @@ impl Store for SqliteStore {
             .await
     }
 
+    /// Nothing due is the common case: a read on the pool says so without
+    /// a turn of the writer thread.
+    async fn expire_due(&self, resolution: &Resolution, limit: u32) -> Result<Vec<QuestionRecord>, StoreError> {
+        let due: bool =
+            sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM questions WHERE status = 'pending' AND expires_at <= ?)")
+                .bind(resolution.at)
+                .fetch_one(&self.pool)
+                .await?;
+        if !due {
+            return Ok(Vec::new());
+        }
+        let json = encode(resolution)?;
+        let (status, at) = (resolution.status, resolution.at);
+        self.writer
+            .write(move |conn| writes::expire_due(conn, status, &json, at, limit))
+            .await
+    }
+
     async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
         let value = sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
             .bind(key)
@@ -399,6 +417,13 @@ impl Store for SqliteStore {
         let (key, value) = (key.to_owned(), value.to_owned());
         self.writer
             .write(move |conn| writes::set_setting(conn, &key, &value))
+            .await
+    }
+
+    async fn insert_setting(&self, key: &str, value: &str) -> Result<bool, StoreError> {
+        let (key, value) = (key.to_owned(), value.to_owned());
+        self.writer
+            .write(move |conn| writes::insert_setting(conn, &key, &value))
             .await
     }
 

@@ -312,6 +312,33 @@ pub(super) fn resolve(
     row.map(QuestionRow::decode).transpose()
 }
 
+/// [`crate::Store::expire_due`]: one process per file, so nothing to skip.
+pub(super) fn expire_due(
+    conn: &Connection,
+    status: QuestionStatus,
+    resolution: &str,
+    at: Timestamp,
+    limit: u32,
+) -> Result<Vec<QuestionRecord>, StoreError> {
+    let rows = conn
+        .prepare_cached(concat!(
+            "UPDATE questions SET status = ?1, resolution = ?2, resolved_at = ?3 \
+             WHERE id IN (SELECT id FROM questions WHERE status = 'pending' AND expires_at <= ?3 \
+             ORDER BY expires_at LIMIT ?4) RETURNING ",
+            question_columns!()
+        ))
+        .and_then(|mut statement| {
+            statement
+                .query_map(
+                    params![status.as_str(), resolution, at, limit],
+                    QuestionRow::from_rusqlite,
+                )?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .map_err(unavailable)?;
+    Ok(crate::row::decode_expired(rows))
+}
+
 /// [`crate::Store::mark_finished`].
 pub(super) fn mark_finished(conn: &Connection, id: &QuestionId) -> Result<(), StoreError> {
     conn.prepare_cached("UPDATE questions SET finished = 1 WHERE id = ?")
@@ -337,6 +364,15 @@ pub(super) fn set_setting(conn: &Connection, key: &str, value: &str) -> Result<(
     .and_then(|mut statement| statement.execute(params![key, value]))
     .map_err(unavailable)?;
     Ok(())
+}
+
+/// [`crate::Store::insert_setting`]: true when this call set it.
+pub(super) fn insert_setting(conn: &Connection, key: &str, value: &str) -> Result<bool, StoreError> {
+    let inserted = conn
+        .prepare_cached("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING")
+        .and_then(|mut statement| statement.execute(params![key, value]))
+        .map_err(unavailable)?;
+    Ok(inserted == 1)
 }
 
 /// [`crate::Store::prune`]. Messages and idempotency keys go with their

@@ -1,0 +1,211 @@
+//! Two engines on one PostgreSQL schema, as two replicas run: what one
+//! does reaches the other through the store's change feed, and a question
+//! expires on time when the replica that asked it is gone. Controlled time
+//! (one manual clock for both), real stores, recording fake channels.
+
+// Helpers panic on purpose: a panic is how a test reports a failure.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use askgate_core::QuestionId;
+use askgate_core::channel::UserRef;
+use askgate_engine::{Clock, DirectAnswer, DirectItem, Engine, NoObserver, SWEEP_EVERY, Submitted};
+use askgate_store::{PgStore, QuestionStatus};
+use askgate_testkit::FakeChannel;
+use askgate_testkit::postgres::Schema;
+use support::{PATIENCE, START, question, recipients, single};
+use tokio::sync::oneshot;
+
+/// One replica: an engine on its own store (connection pool, change feed)
+/// and its own channel, with its timers running until it is stopped.
+struct Replica {
+    engine: Engine,
+    stop: oneshot::Sender<()>,
+}
+
+impl Replica {
+    async fn start(schema: &Schema, clock: &Clock) -> Self {
+        let store = PgStore::connect_with(schema.options(), 4)
+            .await
+            .expect("the store opens");
+        let engine = Engine::new(
+            Arc::new(store),
+            vec![Arc::new(FakeChannel::with_buttons("chat"))],
+            recipients(),
+            clock.clone(),
+            Arc::new(NoObserver),
+        );
+        engine.start().await.expect("the engine starts");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let timers = engine.clone();
+        tokio::spawn(async move {
+            timers
+                .run_timers(async {
+                    let _ = stopped.await;
+                })
+                .await;
+        });
+        Self { engine, stop }
+    }
+
+    /// Gone, as a killed process is: its timers stop and nothing of it is
+    /// left to expire its questions.
+    fn kill(self) {
+        let _ = self.stop.send(());
+    }
+}
+
+fn alice() -> UserRef {
+    UserRef {
+        id: "u-alice".into(),
+        display_name: "Alice".into(),
+    }
+}
+
+/// Polls `engine` until question `id` has `status`.
+async fn until_status(engine: &Engine, id: &QuestionId, status: QuestionStatus) {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let record = engine.get(id).await.unwrap().unwrap();
+        if record.status == status {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "question {id} is {} after {PATIENCE:?}, not {status}",
+            record.status
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Reads a live view until it tells of question `id` with `status`.
+async fn heard_as(
+    view: &mut tokio::sync::broadcast::Receiver<Arc<askgate_store::QuestionRecord>>,
+    id: &QuestionId,
+    status: QuestionStatus,
+) {
+    loop {
+        let record = tokio::time::timeout(PATIENCE, view.recv())
+            .await
+            .unwrap_or_else(|_| panic!("no change of {id} to {status} within {PATIENCE:?}"))
+            .unwrap();
+        if &record.id == id && record.status == status {
+            return;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_through_one_replica_ends_the_wait_held_by_the_other() {
+    let schema = Schema::create().await;
+    let clock = Clock::manual(START);
+    let (a, b) = (
+        Replica::start(&schema, &clock).await,
+        Replica::start(&schema, &clock).await,
+    );
+    let mut watching_a = a.engine.subscribe();
+
+    let asked = a.engine.ask(question("alice", single())).await.unwrap();
+    let waiting = {
+        let (engine, id) = (a.engine.clone(), asked.id.clone());
+        tokio::spawn(async move { engine.wait(&id, Duration::from_secs(3600)).await })
+    };
+    // A's own change first (the question asked).
+    let first = watching_a.recv().await.unwrap();
+    assert_eq!(
+        (first.id.clone(), first.status),
+        (asked.id.clone(), QuestionStatus::Pending)
+    );
+
+    let answer = DirectAnswer::Answers(vec![DirectItem {
+        id: "deploy".into(),
+        options: vec![1],
+        text: None,
+    }]);
+    let submitted = b.engine.submit("alice", &asked.id, alice(), answer).await.unwrap();
+    assert!(matches!(submitted, Submitted::Resolved(_)), "{submitted:?}");
+
+    // The wait held by A returns with the exact result, without A's clock moving.
+    let ended = tokio::time::timeout(PATIENCE, waiting)
+        .await
+        .expect("the wait on A ends")
+        .unwrap()
+        .unwrap();
+    assert_eq!(ended.status, QuestionStatus::Answered);
+    assert_eq!(
+        support::result(&ended),
+        serde_json::json!({"status": "answered", "answers": {"answers": {"deploy": ["Production"]}}})
+    );
+    // And A's live views hear of it.
+    heard_as(&mut watching_a, &asked.id, QuestionStatus::Answered).await;
+    assert_eq!(a.engine.waiting(), 0);
+    a.kill();
+    b.kill();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn questions_of_a_replica_that_is_gone_expire_on_time_on_the_other() {
+    let schema = Schema::create().await;
+    let clock = Clock::manual(START);
+    let (a, b) = (
+        Replica::start(&schema, &clock).await,
+        Replica::start(&schema, &clock).await,
+    );
+    let mut heard = b.engine.subscribe();
+    let mut ids = Vec::new();
+    for _ in 0..5 {
+        ids.push(a.engine.ask(question("alice", single())).await.unwrap().id);
+    }
+    // B has heard of each (its timers hold their deadlines) before A dies.
+    let mut unheard: std::collections::HashSet<QuestionId> = ids.iter().cloned().collect();
+    while !unheard.is_empty() {
+        let record = tokio::time::timeout(PATIENCE, heard.recv()).await.unwrap().unwrap();
+        unheard.remove(&record.id);
+    }
+    a.kill();
+
+    // Not before the deadline (60 s)…
+    clock.advance(Duration::from_secs(59));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for id in &ids {
+        assert_eq!(b.engine.get(id).await.unwrap().unwrap().status, QuestionStatus::Pending);
+    }
+    // …and at it, on B.
+    clock.advance(Duration::from_secs(1));
+    for id in &ids {
+        until_status(&b.engine, id, QuestionStatus::Expired).await;
+    }
+    b.kill();
+}
+
+/// A question B never heard of (its notification lost) still expires: the
+/// sweep every `SWEEP_EVERY` finds whatever is due.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sweep_expires_a_due_question_nobody_told_this_replica_of() {
+    let schema = Schema::create().await;
+    let clock = Clock::manual(START);
+    let b = Replica::start(&schema, &clock).await;
+    let mut watching = b.engine.subscribe();
+    // A replica whose notifications never arrive: the trigger is off while it asks.
+    schema
+        .execute("ALTER TABLE questions DISABLE TRIGGER questions_notify_change")
+        .await;
+    let a = Replica::start(&schema, &clock).await;
+    let id = a.engine.ask(question("alice", single())).await.unwrap().id;
+    a.kill();
+    schema
+        .execute("ALTER TABLE questions ENABLE TRIGGER questions_notify_change")
+        .await;
+
+    clock.advance(Duration::from_secs(61));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    clock.advance(SWEEP_EVERY);
+    until_status(&b.engine, &id, QuestionStatus::Expired).await;
+    heard_as(&mut watching, &id, QuestionStatus::Expired).await;
+    b.kill();
+}

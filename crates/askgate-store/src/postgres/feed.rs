@@ -1,0 +1,94 @@
+//! The change feed on PostgreSQL ([`crate::Store::changes`]): one connection
+//! that `LISTEN`s on the schema's channel (`askgate:<schema>`), which a
+//! trigger on `questions` notifies when a transaction that stored or changed
+//! a question commits (migration `0002_changes.sql`). Each store writes
+//! under an application name of its own, so the feed passes on the other
+//! stores' changes and drops its own (the engine has handled those already).
+//!
+//! A notification sent while the connection is down is lost (PostgreSQL
+//! keeps none for a listener that is gone): the feed then says
+//! [`Change::Missed`], and whoever depends on the changes reads again.
+
+use std::time::Duration;
+
+use askgate_core::QuestionId;
+use sqlx::postgres::{PgListener, PgPool};
+use tokio::sync::broadcast;
+use tokio::task::JoinHandle;
+use tracing::warn;
+
+use crate::{Change, StoreError};
+
+/// Changes kept for a subscriber that has not read them yet; one that falls
+/// further behind is told it lagged.
+const BUFFER: usize = 1024;
+
+/// The longest pause between attempts to reconnect.
+const RETRY_MAX: Duration = Duration::from_secs(5);
+
+/// The running feed; dropping it stops its task.
+#[derive(Debug)]
+pub(super) struct Feed {
+    sender: broadcast::Sender<Change>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for Feed {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Feed {
+    /// Listens on the channel of the pool's schema; `me` is this store's
+    /// application name.
+    pub(super) async fn start(pool: &PgPool, me: String) -> Result<Self, StoreError> {
+        let schema: String = sqlx::query_scalar("SELECT current_schema()").fetch_one(pool).await?;
+        let mut listener = PgListener::connect_with(pool).await?;
+        listener.listen(&format!("askgate:{schema}")).await?;
+        let (sender, _) = broadcast::channel(BUFFER);
+        let task = tokio::spawn(run(listener, sender.clone(), me));
+        Ok(Self { sender, task })
+    }
+
+    pub(super) fn subscribe(&self) -> broadcast::Receiver<Change> {
+        self.sender.subscribe()
+    }
+}
+
+async fn run(mut listener: PgListener, sender: broadcast::Sender<Change>, me: String) {
+    let mut failures: u32 = 0;
+    loop {
+        // No subscriber is fine: nobody is waiting on another replica.
+        match listener.try_recv().await {
+            Ok(Some(notification)) => {
+                failures = 0;
+                let Some((from, id)) = notification.payload().split_once(' ') else {
+                    continue;
+                };
+                if from == me {
+                    continue;
+                }
+                match QuestionId::parse(id) {
+                    Ok(id) => drop(sender.send(Change::Question(id))),
+                    Err(_) => warn!(channel = "postgres", id, "a change notification names no question id"),
+                }
+            }
+            Ok(None) => {
+                warn!(
+                    channel = "postgres",
+                    "the change feed's connection was lost; reconnecting"
+                );
+                drop(sender.send(Change::Missed));
+            }
+            Err(sqlx::Error::PoolClosed) => return,
+            Err(error) => {
+                let pause = Duration::from_millis(100 * 2_u64.pow(failures.min(6))).min(RETRY_MAX);
+                failures = failures.saturating_add(1);
+                warn!(channel = "postgres", %error, retry_in = ?pause, "the change feed failed; trying again");
+                drop(sender.send(Change::Missed));
+                tokio::time::sleep(pause).await;
+            }
+        }
+    }
+}
