@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use askgate_testkit::postgres::Schema;
+use askgate_testkit::telegram::{FakeTelegram, TgChat, TgUser};
 use serde_json::{Value, json};
 use support::{AGENT_TOKEN, ASKGATE, ME_KEY, Server, now_millis, rfc3339_millis};
 
@@ -299,4 +300,86 @@ async fn race_answers(a: &Arc<Server>, b: &Arc<Server>, count: usize) -> Vec<(St
         });
     }
     workers.join_all().await.into_iter().flatten().collect()
+}
+
+/// Alice's Telegram user id, which is also her private chat's id.
+const ALICE: i64 = 4242;
+
+/// Two replicas polling one Telegram bot: only the lease holder polls (the
+/// fake sees no second poller); `kill -9` it, and the other takes the
+/// connection over within seconds: a tap then is answered, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_replica_at_a_time_polls_telegram_and_another_takes_over_when_it_dies() {
+    let schema = Schema::create().await;
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&TgChat::private(ALICE));
+    let more = store_section(&schema.url())
+        + &format!(
+            "\n[channels.tg]\ntype = \"telegram\"\ntoken = \"{}\"\napi_url = \"{}\"\n\n\
+             [recipients.alice]\nchannel = \"tg\"\nchat_id = {ALICE}\ndisplay_name = \"Alice\"\n",
+            fake.token(),
+            fake.api_url()
+        );
+    let mut a = Server::start_with("", &more);
+    let b = Server::start_with("", &more);
+
+    // Asked on either, tapped in Telegram: answered, by whichever polls.
+    tap_answers(&fake, &a, "Production", 1).await;
+    tap_answers(&fake, &b, "Staging (Recommended)", 0).await;
+    // B tried for the lease every 2 s all along: it never polled beside A.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(fake.poll_conflicts(), 0, "two replicas polled Telegram at once");
+
+    a.kill();
+    let killed = Instant::now();
+    tap_answers(&fake, &b, "Production", 1).await;
+    let took = killed.elapsed();
+    assert!(
+        took < Duration::from_secs(15),
+        "B took the connection over {took:?} after A died"
+    );
+    // And B confirms what it applied (its next poll's offset): nothing is left.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !fake.pending_updates().is_empty() {
+        assert!(Instant::now() < deadline, "{:?}", fake.pending_updates());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Asks Alice on `server`, taps option `index` in Telegram: the waiting
+/// agent gets `label`.
+async fn tap_answers(fake: &FakeTelegram, server: &Server, label: &str, index: usize) {
+    let body = json!({
+        "to": "alice",
+        "questions": [{
+            "id": "deploy_target", "header": "Deploy", "question": "Where should this build go?",
+            "options": [{"label": "Staging (Recommended)"}, {"label": "Production"}]
+        }]
+    });
+    let mut asked = server.ask_waiting(&body).await;
+    let message = eventually_shown(fake, &asked.id).await;
+    let (alice, dm) = (TgUser::new(ALICE, "Alice"), TgChat::private(ALICE));
+    fake.tap(&alice, &dm, message, &asked.token(&index.to_string()));
+    let result = asked.result(Duration::from_secs(20)).await;
+    assert_eq!(
+        result,
+        json!({"status": "answered", "answers": {"answers": {"deploy_target": [label]}}})
+    );
+}
+
+/// The prompt of question `id` in the fake's chats: its `message_id`.
+async fn eventually_shown(fake: &FakeTelegram, id: &str) -> i64 {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let shown = fake.messages().get(&ALICE).and_then(|sent| {
+            sent.iter()
+                .find(|m| m["reply_markup"].to_string().contains(id))
+                .cloned()
+        });
+        if let Some(message) = shown {
+            return message["message_id"].as_i64().expect("a message id");
+        }
+        assert!(Instant::now() < deadline, "the prompt of {id} never reached Telegram");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

@@ -350,6 +350,17 @@ pub trait Store: Send + Sync + 'static {
         None
     }
 
+    /// Takes the lease `name` for `owner` until `until`, or keeps it: true
+    /// when `owner` holds it now. Taken when it is free, past its `until` at
+    /// `now`, or `owner`'s already (a renewal); held by another, it is
+    /// false and nothing changes. Times are the callers' clocks, so replicas
+    /// need clocks that agree to well within a lease's length.
+    async fn try_lease(&self, name: &str, owner: &str, now: Timestamp, until: Timestamp) -> Result<bool, StoreError>;
+
+    /// Gives the lease `name` up, if `owner` holds it, so that another may
+    /// take it at once.
+    async fn release_lease(&self, name: &str, owner: &str) -> Result<(), StoreError>;
+
     /// A small named value askgate keeps (generated secrets, a polling offset).
     async fn setting(&self, key: &str) -> Result<Option<String>, StoreError>;
 

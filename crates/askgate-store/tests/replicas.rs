@@ -18,6 +18,7 @@ on_both_stores! {
     a_cap_and_a_session_hold_across_two_stores,
     one_of_many_resolutions_through_two_stores_wins,
     sweeps_through_two_stores_expire_each_question_once,
+    a_lease_is_held_by_one_store_at_a_time_until_it_lapses_or_is_released,
 }
 
 /// The two stores of a test: `pick(n)` alternates between them.
@@ -194,4 +195,59 @@ async fn sweeps_through_two_stores_expire_each_question_once(fresh: Fresh) {
     expired.dedup();
     assert_eq!((swept, expired.len()), (60, 60), "each question expired once");
     assert_eq!(replicas.pick(1).count_pending().await.unwrap(), 0);
+}
+
+/// Leases: one holder at a time, however many try at once; the holder
+/// renews it; past its end (or once released) another takes it.
+async fn a_lease_is_held_by_one_store_at_a_time_until_it_lapses_or_is_released(fresh: Fresh) {
+    let replicas = Replicas::of(&fresh).await;
+    let mut tries = tokio::task::JoinSet::new();
+    for n in 0..10_u32 {
+        let store = replicas.pick(n);
+        tries.spawn(async move {
+            let owner = format!("replica-{n}");
+            let held = store.try_lease("channel:tg", &owner, 1_000, 7_000).await.unwrap();
+            held.then_some(owner)
+        });
+    }
+    let holders: Vec<String> = tries.join_all().await.into_iter().flatten().collect();
+    assert_eq!(holders.len(), 1, "{holders:?}");
+    let (holder, store) = (&holders[0], replicas.pick(0));
+    let other = if holder == "replica-1" {
+        "replica-2"
+    } else {
+        "replica-1"
+    };
+
+    // The holder renews; another cannot take it before its end.
+    assert!(store.try_lease("channel:tg", holder, 3_000, 9_000).await.unwrap());
+    assert!(
+        !replicas
+            .pick(1)
+            .try_lease("channel:tg", other, 8_999, 14_999)
+            .await
+            .unwrap()
+    );
+    // Another lease is another name.
+    assert!(
+        replicas
+            .pick(1)
+            .try_lease("channel:dc", other, 3_000, 9_000)
+            .await
+            .unwrap()
+    );
+    // Lapsed: taken, and the old holder can no longer renew it.
+    assert!(
+        replicas
+            .pick(1)
+            .try_lease("channel:tg", other, 9_000, 15_000)
+            .await
+            .unwrap()
+    );
+    assert!(!store.try_lease("channel:tg", holder, 9_001, 15_001).await.unwrap());
+    // Released by someone else: nothing happens; by its holder: free at once.
+    store.release_lease("channel:tg", holder).await.unwrap();
+    assert!(!store.try_lease("channel:tg", holder, 9_002, 15_002).await.unwrap());
+    replicas.pick(1).release_lease("channel:tg", other).await.unwrap();
+    assert!(store.try_lease("channel:tg", holder, 9_003, 15_003).await.unwrap());
 }

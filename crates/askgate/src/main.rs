@@ -17,6 +17,7 @@ mod ask;
 mod channels;
 mod cli;
 mod config;
+mod lease;
 mod mcp;
 mod prompt;
 mod serve;

@@ -287,6 +287,13 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
     // told where) and its long-lived connection (polling, a gateway, a
     // socket), which this function owns and awaits on the way out.
     let sink: Arc<dyn InboundSink> = Arc::new(engine.clone());
+    let lease_owner = matches!(config.store, StoreConfig::Postgres { .. }).then(|| {
+        format!(
+            "askgate-{}-{}",
+            std::process::id(),
+            ulid::Ulid::new().to_string().to_lowercase()
+        )
+    });
     let mut webhooks = axum::Router::new();
     let mut connections = Vec::new();
     for runtime in &runtimes {
@@ -299,9 +306,18 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
                 runtime.name()
             )
         })?;
-        connections.push(tokio::spawn(
-            Arc::clone(runtime).run(Arc::clone(&sink), Shutdown::new(stopping.clone())),
-        ));
+        let shutdown = Shutdown::new(stopping.clone());
+        connections.push(match &lease_owner {
+            // Replicas on one database: one at a time holds the connection.
+            Some(owner) => tokio::spawn(crate::lease::run_leased(
+                Arc::clone(runtime),
+                Arc::clone(&sink),
+                Arc::clone(&store),
+                owner.clone(),
+                shutdown,
+            )),
+            None => tokio::spawn(Arc::clone(runtime).run(Arc::clone(&sink), shutdown)),
+        });
     }
     let shutdown = async move {
         shutdown_signal().await;

@@ -453,6 +453,33 @@ impl Store for PgStore {
         Some(self.feed.subscribe())
     }
 
+    /// One upsert whose update applies only to the owner's own or an
+    /// expired lease; two replicas taking a free lease at once: the row
+    /// lock makes one wait, and it then finds the lease held.
+    async fn try_lease(&self, name: &str, owner: &str, now: Timestamp, until: Timestamp) -> Result<bool, StoreError> {
+        let taken = sqlx::query(
+            "INSERT INTO leases (name, owner, until) VALUES ($1, $2, $4) \
+             ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, until = excluded.until \
+             WHERE leases.owner = excluded.owner OR leases.until <= $3",
+        )
+        .bind(name)
+        .bind(owner)
+        .bind(now)
+        .bind(until)
+        .execute(&self.pool)
+        .await?;
+        Ok(taken.rows_affected() == 1)
+    }
+
+    async fn release_lease(&self, name: &str, owner: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM leases WHERE name = $1 AND owner = $2")
+            .bind(name)
+            .bind(owner)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
     async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
         let value = sqlx::query_scalar("SELECT value FROM settings WHERE key = $1")
             .bind(key)

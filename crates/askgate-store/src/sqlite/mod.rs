@@ -405,6 +405,20 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn try_lease(&self, name: &str, owner: &str, now: Timestamp, until: Timestamp) -> Result<bool, StoreError> {
+        let (name, owner) = (name.to_owned(), owner.to_owned());
+        self.writer
+            .write(move |conn| writes::try_lease(conn, &name, &owner, now, until))
+            .await
+    }
+
+    async fn release_lease(&self, name: &str, owner: &str) -> Result<(), StoreError> {
+        let (name, owner) = (name.to_owned(), owner.to_owned());
+        self.writer
+            .write(move |conn| writes::release_lease(conn, &name, &owner))
+            .await
+    }
+
     async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
         let value = sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
             .bind(key)

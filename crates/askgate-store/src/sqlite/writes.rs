@@ -375,6 +375,34 @@ pub(super) fn insert_setting(conn: &Connection, key: &str, value: &str) -> Resul
     Ok(inserted == 1)
 }
 
+/// [`crate::Store::try_lease`]: one upsert whose update applies only to
+/// the owner's own or an expired lease.
+pub(super) fn try_lease(
+    conn: &Connection,
+    name: &str,
+    owner: &str,
+    now: Timestamp,
+    until: Timestamp,
+) -> Result<bool, StoreError> {
+    let taken = conn
+        .prepare_cached(
+            "INSERT INTO leases (name, owner, until) VALUES (?1, ?2, ?4) \
+             ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, until = excluded.until \
+             WHERE leases.owner = excluded.owner OR leases.until <= ?3",
+        )
+        .and_then(|mut statement| statement.execute(params![name, owner, now, until]))
+        .map_err(unavailable)?;
+    Ok(taken == 1)
+}
+
+/// [`crate::Store::release_lease`].
+pub(super) fn release_lease(conn: &Connection, name: &str, owner: &str) -> Result<(), StoreError> {
+    conn.prepare_cached("DELETE FROM leases WHERE name = ? AND owner = ?")
+        .and_then(|mut statement| statement.execute(params![name, owner]))
+        .map_err(unavailable)?;
+    Ok(())
+}
+
 /// [`crate::Store::prune`]. Messages and idempotency keys go with their
 /// question (`ON DELETE CASCADE`). `questions_ended_before` and
 /// `inbound_events_received` find what is due without a scan.

@@ -86,8 +86,9 @@ impl Shared {
         loop {
             let changed = self.updates_changed.notified();
             {
-                let state = self.state.lock();
+                let mut state = self.state.lock();
                 if state.poll_generation != generation {
+                    state.poll_conflicts += 1;
                     return Err(ApiError::conflict(
                         "Conflict: terminated by other getUpdates request; make sure that only one bot instance \
                          is running",

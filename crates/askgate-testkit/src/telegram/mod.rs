@@ -353,6 +353,12 @@ impl FakeTelegram {
         self.state().send_times.get(&chat_id).cloned().unwrap_or_default()
     }
 
+    /// How many long polls a newer `getUpdates` ended with a conflict: more
+    /// than one bot instance polling at once (what Telegram refuses).
+    pub fn poll_conflicts(&self) -> usize {
+        self.state().poll_conflicts
+    }
+
     /// The webhook the bot set, if any.
     pub fn webhook(&self) -> Option<Webhook> {
         self.state().webhook.clone()

@@ -46,6 +46,8 @@ pub(crate) struct State {
     pub(crate) next_update_id: i64,
     pub(crate) allowed_updates: Option<Vec<String>>,
     pub(crate) poll_generation: u64,
+    /// Long polls ended by a newer one (two bot instances polling at once).
+    pub(crate) poll_conflicts: usize,
     pub(crate) webhook: Option<Webhook>,
     /// Where webhook deliveries go instead of the webhook URL's host.
     pub(crate) webhook_base: Option<String>,
@@ -70,6 +72,7 @@ impl Default for State {
             next_update_id: FIRST_UPDATE_ID,
             allowed_updates: None,
             poll_generation: 0,
+            poll_conflicts: 0,
             webhook: None,
             webhook_base: None,
             deliveries: Vec::new(),
