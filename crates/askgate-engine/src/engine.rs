@@ -11,8 +11,8 @@ use askgate_core::layout::{Ending, summary};
 use askgate_core::request::MAX_FREE_TEXT_CHARS;
 use askgate_core::{AskRequest, QuestionId, render};
 use askgate_store::{
-    Change, IdempotencyKey, InsertRules, Inserted, PendingScope, QuestionRecord, QuestionStatus, Resolution, Store,
-    StoreError, Timestamp,
+    Change, EventKey, ForEvent, IdempotencyKey, InsertRules, Inserted, PendingScope, QuestionRecord, QuestionStatus,
+    Resolution, Store, StoreError, Timestamp,
 };
 use sha2::Digest as _;
 use tokio::sync::{Notify, broadcast};
@@ -751,9 +751,31 @@ impl Engine {
         id: &QuestionId,
         resolution: Resolution,
     ) -> Result<Option<QuestionRecord>, EngineError> {
+        match self.resolve_for(id, resolution, None).await? {
+            ForEvent::Applied(resolved) => Ok(resolved),
+            _ => Ok(None),
+        }
+    }
+
+    /// [`Engine::resolve`], on behalf of an inbound `event` when given (the
+    /// store records it in the same transaction; [`ForEvent::Seen`] when
+    /// another delivery of it was applied).
+    pub(crate) async fn resolve_for(
+        &self,
+        id: &QuestionId,
+        resolution: Resolution,
+        event: Option<EventKey<'_>>,
+    ) -> Result<ForEvent<Option<QuestionRecord>>, EngineError> {
         let by_person = matches!(resolution.status, QuestionStatus::Answered | QuestionStatus::Skipped);
         let at = resolution.at;
-        let Some(record) = self.inner.store.resolve(id, &resolution).await? else {
+        let stored = match event {
+            Some(event) => self.inner.store.resolve_for_event(id, &resolution, event).await?,
+            None => ForEvent::Applied(self.inner.store.resolve(id, &resolution).await?),
+        };
+        let ForEvent::Applied(stored) = stored else {
+            return Ok(ForEvent::Seen);
+        };
+        let Some(record) = stored else {
             // An answer after the deadline that the timer has not caught up
             // with yet: the question expired first. End it so now, so that
             // the person is told it expired and the agent hears at once.
@@ -767,10 +789,10 @@ impl Engine {
                     self.ended(&record);
                 }
             }
-            return Ok(None);
+            return Ok(ForEvent::Applied(None));
         };
         self.ended(&record);
-        Ok(Some(record))
+        Ok(ForEvent::Applied(Some(record)))
     }
 
     /// What follows a question's end: its timer dropped, the agent woken,

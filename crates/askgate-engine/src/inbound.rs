@@ -16,7 +16,7 @@ use askgate_core::chrome::Chrome;
 use askgate_core::form::FormValue;
 use askgate_core::request::MAX_FREE_TEXT_CHARS;
 use askgate_core::{ButtonAction, ButtonToken, Locale, QuestionId, ReplyOutcome, ReplyReader};
-use askgate_store::{ProgressSaved, QuestionRecord, QuestionStatus, Resolution, StoreError};
+use askgate_store::{EventKey, ForEvent, ProgressSaved, QuestionRecord, QuestionStatus, Resolution, StoreError};
 use async_trait::async_trait;
 use tracing::warn;
 
@@ -94,58 +94,37 @@ fn cursor_key(channel: &str) -> String {
 impl Engine {
     async fn handle_event(&self, channel: &str, event: &InboundEvent) -> Result<Reaction, EngineError> {
         let store = &self.inner.store;
-        // A redelivery of an event already applied changes nothing. The event is
-        // recorded only after its effect is stored (below), so a crash in between
-        // replays it, and replaying is harmless: resolution is first-wins and
-        // progress is overwritten with the same values.
+        // A redelivery of an event already applied changes nothing. This
+        // read only saves a redelivery's work: what decides is the store,
+        // which records the event in the same transaction as its effect
+        // (`resolve_for_event`, `save_progress_for_event`), so two
+        // deliveries handled at once never both apply.
         if store.event_seen(channel, &event.event_id).await? {
             return Ok(Reaction::Nothing);
         }
-        let mut wrote = Wrote(false);
         let reaction = match &event.kind {
-            InboundKind::ButtonPressed { token, .. } => self.pressed(channel, event, token, &mut wrote).await?,
+            InboundKind::ButtonPressed { token, .. } => self.pressed(channel, event, token).await?,
             // A modal closes when submitted: its outcome is confirmed with a notice.
             InboundKind::FreeTextSubmitted { token, text } => match ButtonToken::decode(token) {
                 Ok(token) => {
-                    self.answered(
-                        channel,
-                        event,
-                        &token.question,
-                        Given::Text(text),
-                        Confirm::Notice,
-                        &mut wrote,
-                    )
-                    .await?
+                    self.answered(channel, event, &token.question, Given::Text(text), Confirm::Notice)
+                        .await?
                 }
                 Err(_) => Reaction::Nothing,
             },
             InboundKind::FormSubmitted { token, values } => match ButtonToken::decode(token) {
                 // A form closes when submitted: its outcome is a notice.
                 Ok(token) => {
-                    self.answered(
-                        channel,
-                        event,
-                        &token.question,
-                        Given::Form(values),
-                        Confirm::Notice,
-                        &mut wrote,
-                    )
-                    .await?
+                    self.answered(channel, event, &token.question, Given::Form(values), Confirm::Notice)
+                        .await?
                 }
                 Err(_) => Reaction::Nothing,
             },
             InboundKind::TextReply { text, reply_to, .. } => {
                 match self.target(channel, event, reply_to.as_ref()).await? {
                     Target::Question(id) => {
-                        self.answered(
-                            channel,
-                            event,
-                            &id,
-                            Given::Text(text),
-                            Confirm::InConversation,
-                            &mut wrote,
-                        )
-                        .await?
+                        self.answered(channel, event, &id, Given::Text(text), Confirm::InConversation)
+                            .await?
                     }
                     Target::NothingPending(chrome) => Reaction::Reply {
                         text: chrome.nothing_pending().to_owned(),
@@ -169,25 +148,11 @@ impl Engine {
             // A kind this engine does not know yet: nothing to apply.
             _ => Reaction::Nothing,
         };
-        // The effect is stored: recording the event only saves a replay's
-        // work (replaying is harmless), so failing to record it must not tell
-        // the person their answer was not saved.
-        if wrote.0
-            && let Err(error) = store.record_event(channel, &event.event_id).await
-        {
-            warn!(channel, event = %event.event_id, %error, "could not record a handled event; a redelivery will be applied again, harmlessly");
-        }
         Ok(reaction)
     }
 
     /// A tap on one of askgate's buttons.
-    async fn pressed(
-        &self,
-        channel: &str,
-        event: &InboundEvent,
-        token: &str,
-        wrote: &mut Wrote,
-    ) -> Result<Reaction, EngineError> {
+    async fn pressed(&self, channel: &str, event: &InboundEvent, token: &str) -> Result<Reaction, EngineError> {
         let Ok(token) = ButtonToken::decode(token) else {
             return Ok(Reaction::Nothing);
         };
@@ -219,12 +184,12 @@ impl Engine {
                 });
             }
         };
-        wrote.0 = true;
-        let resolved = self.resolve_by(&record, event, status, answers).await?;
-        Ok(match resolved {
-            Some(_) if status == QuestionStatus::Skipped => notice(chrome.skip_submitted(), false),
-            Some(_) => notice(chrome.answer_submitted(), false),
-            None => self.ended_notice(&record.id, chrome).await?,
+        Ok(match self.resolve_by(channel, &record, event, status, answers).await? {
+            ForEvent::Applied(Some(_)) if status == QuestionStatus::Skipped => notice(chrome.skip_submitted(), false),
+            ForEvent::Applied(Some(_)) => notice(chrome.answer_submitted(), false),
+            ForEvent::Applied(None) => self.ended_notice(&record.id, chrome).await?,
+            // Another delivery of this tap was applied: it reacts.
+            _ => Reaction::Nothing,
         })
     }
 
@@ -237,7 +202,6 @@ impl Engine {
         id: &QuestionId,
         given: Given<'_>,
         confirm: Confirm,
-        wrote: &mut Wrote,
     ) -> Result<Reaction, EngineError> {
         // Another partial reply to the same prompt may be saved between
         // reading the progress and saving it (the store refuses then): read
@@ -254,7 +218,7 @@ impl Engine {
                 Given::Form(values) => reader.read_form(&record.progress, values),
             };
             let skipped = matches!(outcome, ReplyOutcome::Skipped);
-            match self.apply(&record, event, outcome, wrote).await? {
+            match self.apply(channel, &record, event, outcome).await? {
                 Some(applied) => break (record, skipped, applied),
                 None if attempt < PROGRESS_ATTEMPTS => attempt += 1,
                 None => {
@@ -279,10 +243,10 @@ impl Engine {
     /// another reply saved progress since `record` was read.
     async fn apply(
         &self,
+        channel: &str,
         record: &QuestionRecord,
         event: &InboundEvent,
         outcome: ReplyOutcome,
-        wrote: &mut Wrote,
     ) -> Result<Option<Applied>, EngineError> {
         let chrome = record.locale.chrome();
         if let ReplyOutcome::Partial { answers, .. } | ReplyOutcome::Answered(answers) = &outcome
@@ -295,15 +259,20 @@ impl Engine {
         let resolved = match outcome {
             ReplyOutcome::NotAnAnswer => return Ok(Some(Applied::Refused(not_an_answer(record)))),
             ReplyOutcome::Partial { answers, took, missing } => {
-                wrote.0 = true;
+                let key = EventKey {
+                    channel,
+                    event_id: &event.event_id,
+                };
                 match self
                     .inner
                     .store
-                    .save_progress(&record.id, &record.progress, &answers)
+                    .save_progress_for_event(&record.id, &record.progress, &answers, key)
                     .await?
                 {
-                    ProgressSaved::Saved => {}
-                    ProgressSaved::Changed => return Ok(None),
+                    ForEvent::Applied(ProgressSaved::Saved) => {}
+                    ForEvent::Applied(ProgressSaved::Changed) => return Ok(None),
+                    // Another delivery of this reply was applied: it reacts.
+                    ForEvent::Seen => return Ok(Some(Applied::Refused(Reaction::Nothing))),
                     _ => return Ok(Some(Applied::Refused(self.ended_notice(&record.id, chrome).await?))),
                 }
                 if let Some(updated) = self.get(&record.id).await? {
@@ -317,18 +286,18 @@ impl Engine {
                 return Ok(Some(Applied::Partial(chrome.got_still_needed(&took, &missing))));
             }
             ReplyOutcome::Skipped => {
-                wrote.0 = true;
-                self.resolve_by(record, event, QuestionStatus::Skipped, None).await?
+                self.resolve_by(channel, record, event, QuestionStatus::Skipped, None)
+                    .await?
             }
             ReplyOutcome::Answered(answers) => {
-                wrote.0 = true;
-                self.resolve_by(record, event, QuestionStatus::Answered, Some(answers))
+                self.resolve_by(channel, record, event, QuestionStatus::Answered, Some(answers))
                     .await?
             }
         };
         match resolved {
-            Some(_) => Ok(Some(Applied::Resolved)),
-            None => Ok(Some(Applied::Refused(self.ended_notice(&record.id, chrome).await?))),
+            ForEvent::Applied(Some(_)) => Ok(Some(Applied::Resolved)),
+            ForEvent::Applied(None) => Ok(Some(Applied::Refused(self.ended_notice(&record.id, chrome).await?))),
+            _ => Ok(Some(Applied::Refused(Reaction::Nothing))),
         }
     }
 
@@ -357,20 +326,27 @@ impl Engine {
         }
     }
 
+    /// Resolves `record` as the person of `event` said, recording the event
+    /// in the same transaction.
     async fn resolve_by(
         &self,
+        channel: &str,
         record: &QuestionRecord,
         event: &InboundEvent,
         status: QuestionStatus,
         answers: Option<askgate_core::Answers>,
-    ) -> Result<Option<QuestionRecord>, EngineError> {
+    ) -> Result<ForEvent<Option<QuestionRecord>>, EngineError> {
         let resolution = Resolution {
             by: Some(event.user.clone()),
             answers,
             via: Some(record.channel.clone()),
             ..self.resolution(status, None)
         };
-        self.resolve(&record.id, resolution).await
+        let key = EventKey {
+            channel,
+            event_id: &event.event_id,
+        };
+        self.resolve_for(&record.id, resolution, Some(key)).await
     }
 
     /// The question a typed message belongs to (spec §6): the one whose
@@ -466,6 +442,11 @@ impl Engine {
             return Ok(Addressed::Refused(notice(&chrome.not_for_you(name), true)));
         }
         if record.status.is_final() {
+            // Ended by this very event, through another delivery of it that
+            // was stored after this one's first look: that one reacts.
+            if self.inner.store.event_seen(channel, &event.event_id).await? {
+                return Ok(Addressed::Refused(Reaction::Nothing));
+            }
             return Ok(Addressed::Refused(ended(record.status, chrome)));
         }
         Ok(Addressed::Open(Box::new(record)))
@@ -511,10 +492,6 @@ const JUST_ASKED_MS: i64 = 10_000;
 /// How long a free-text input counts as being opened: its message is sent
 /// in its conversation's turn, which after a burst can take this long.
 const OPENING_FOR: Duration = Duration::from_secs(60);
-
-/// Whether handling an event wrote to the store (only then is the event
-/// recorded as seen: a reaction that changed nothing writes nothing).
-struct Wrote(bool);
 
 /// What a person gave as their answer.
 #[derive(Clone, Copy)]

@@ -11,7 +11,7 @@ use std::time::Duration;
 use askgate_core::channel::{
     ChannelError, Delivery, Destination, InboundKind, InboundSink, MessageRef, Reaction, UserRef,
 };
-use askgate_core::{ButtonAction, ButtonToken, Presentation, QuestionId};
+use askgate_core::{AnswerItem, ButtonAction, ButtonToken, Presentation, QuestionId};
 use askgate_engine::{DirectAnswer, DirectItem, EngineError, SessionKind, Submitted};
 use askgate_store::QuestionStatus;
 use serde_json::json;
@@ -88,6 +88,63 @@ async fn the_first_answer_wins_and_repeats_change_nothing() {
     h.summary(1).await;
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(finishes(&h.chat.calls()), 1, "the message is edited once");
+}
+
+/// One partial reply delivered 50 times at once (a platform retrying while
+/// the first delivery is in flight): applied once, reacted to once; then
+/// one tap delivered 50 times at once: one "Skipped", the rest nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fifty_deliveries_of_one_event_at_once_apply_it_once() {
+    let h = harness().await;
+    let record = h.ask("alice", two()).await;
+    let reply = event(
+        "reply-1",
+        "u-alice",
+        &record.conversation,
+        InboundKind::TextReply {
+            text: "deploy: Production".into(),
+            reply_to: Some(message(&record)),
+            message: MessageRef {
+                conversation: record.conversation.clone(),
+                message: "m-reply-1".into(),
+            },
+        },
+    );
+    let mut deliveries = tokio::task::JoinSet::new();
+    for _ in 0..50 {
+        let (engine, reply) = (h.engine.clone(), reply.clone());
+        deliveries.spawn(async move { engine.handle("chat", reply).await.expect("handled") });
+    }
+    let reactions = deliveries.join_all().await;
+    let replied: Vec<&Reaction> = reactions.iter().filter(|r| **r != Reaction::Nothing).collect();
+    assert_eq!(replied.len(), 1, "{reactions:?}");
+    let progress = h.engine.get(&record.id).await.unwrap().unwrap().progress;
+    assert_eq!(
+        progress.get("deploy"),
+        Some(
+            &[AnswerItem::Option {
+                index: 1,
+                label: "Production".into()
+            }][..]
+        )
+    );
+
+    let mut taps = tokio::task::JoinSet::new();
+    for _ in 0..50 {
+        let (engine, tap) = (h.engine.clone(), tap(&record, "tap-1", "u-alice", ButtonAction::Skip));
+        taps.spawn(async move { engine.handle("chat", tap).await.expect("handled") });
+    }
+    let reactions = taps.join_all().await;
+    let reacted: Vec<&Reaction> = reactions.iter().filter(|r| **r != Reaction::Nothing).collect();
+    assert_eq!(
+        reacted,
+        [&Reaction::Notice {
+            text: "Skipped".into(),
+            alert: false
+        }],
+        "{reactions:?}"
+    );
+    assert_eq!(h.ended(&record.id).await.status, QuestionStatus::Skipped);
 }
 
 #[tokio::test]

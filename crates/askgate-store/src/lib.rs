@@ -184,6 +184,28 @@ pub enum ProgressSaved {
     Changed,
 }
 
+/// An inbound platform event (a tap, a reply), recorded as seen in the same
+/// transaction as the change it makes ([`Store::resolve_for_event`],
+/// [`Store::save_progress_for_event`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventKey<'a> {
+    /// The channel it came through.
+    pub channel: &'a str,
+    /// The platform's id of the event.
+    pub event_id: &'a str,
+}
+
+/// What a write on behalf of an inbound event did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ForEvent<T> {
+    /// The event was new: this is what the write did.
+    Applied(T),
+    /// The event was recorded already (another delivery of it was applied):
+    /// nothing changed.
+    Seen,
+}
+
 /// What one [`Store::prune`] deleted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Pruned {
@@ -272,6 +294,31 @@ pub trait Store: Send + Sync + 'static {
     /// (`expires_at > resolution.at`): an answer that comes after the
     /// deadline, before the timer fired, is `None` too.
     async fn resolve(&self, id: &QuestionId, resolution: &Resolution) -> Result<Option<QuestionRecord>, StoreError>;
+
+    /// [`Store::resolve`] on behalf of an inbound event, which is recorded as
+    /// seen in the same transaction: two deliveries of one event (a
+    /// platform's retry while the first is in flight, to two replicas) can
+    /// never both apply; the second is [`ForEvent::Seen`]. The event is
+    /// recorded whether or not the question was still pending (either way
+    /// it was handled), and not when the write fails.
+    async fn resolve_for_event(
+        &self,
+        id: &QuestionId,
+        resolution: &Resolution,
+        event: EventKey<'_>,
+    ) -> Result<ForEvent<Option<QuestionRecord>>, StoreError>;
+
+    /// [`Store::save_progress`] on behalf of an inbound event, recorded as
+    /// seen in the same transaction only when the progress is saved: after
+    /// [`ProgressSaved::Changed`] the caller reads again and applies the same
+    /// event anew.
+    async fn save_progress_for_event(
+        &self,
+        id: &QuestionId,
+        read: &Answers,
+        progress: &Answers,
+        event: EventKey<'_>,
+    ) -> Result<ForEvent<ProgressSaved>, StoreError>;
 
     /// Ended, delivered questions whose message is not yet edited into its
     /// summary (the process stopped in between), oldest first.

@@ -10,7 +10,9 @@ mod support;
 use std::sync::Arc;
 
 use askgate_core::{AnswerItem, Answers};
-use askgate_store::{InsertRules, Inserted, ProgressSaved, QuestionRecord, QuestionStatus, Store, StoreError};
+use askgate_store::{
+    EventKey, ForEvent, InsertRules, Inserted, ProgressSaved, QuestionRecord, QuestionStatus, Store, StoreError,
+};
 use support::*;
 
 on_both_stores! {
@@ -19,6 +21,7 @@ on_both_stores! {
     one_of_many_resolutions_through_two_stores_wins,
     sweeps_through_two_stores_expire_each_question_once,
     a_lease_is_held_by_one_store_at_a_time_until_it_lapses_or_is_released,
+    one_event_delivered_fifty_times_through_two_stores_applies_once,
 }
 
 /// The two stores of a test: `pick(n)` alternates between them.
@@ -250,4 +253,98 @@ async fn a_lease_is_held_by_one_store_at_a_time_until_it_lapses_or_is_released(f
     assert!(!store.try_lease("channel:tg", holder, 9_002, 15_002).await.unwrap());
     replicas.pick(1).release_lease("channel:tg", other).await.unwrap();
     assert!(store.try_lease("channel:tg", holder, 9_003, 15_003).await.unwrap());
+}
+
+/// A platform delivers one event 50 times at once (a retry while the first
+/// is in flight), to either store: the event is recorded in the same
+/// transaction as its effect, so exactly one delivery applies it.
+async fn one_event_delivered_fifty_times_through_two_stores_applies_once(fresh: Fresh) {
+    let replicas = Replicas::of(&fresh).await;
+    let (partial, tapped) = (question("q1", 1), question("q2", 2));
+    for record in [&partial, &tapped] {
+        replicas.pick(0).insert(record).await.unwrap();
+    }
+    let mut progress = Answers::new();
+    progress.set(
+        &partial.request,
+        "deploy_target",
+        vec![AnswerItem::Option {
+            index: 1,
+            label: "Production".into(),
+        }],
+    );
+
+    let mut deliveries = tokio::task::JoinSet::new();
+    for n in 0..50_u32 {
+        let (store, id, progress) = (replicas.pick(n), partial.id.clone(), progress.clone());
+        deliveries.spawn(async move {
+            let key = EventKey {
+                channel: CHANNEL,
+                event_id: "reply-7",
+            };
+            store
+                .save_progress_for_event(&id, &Answers::new(), &progress, key)
+                .await
+                .unwrap()
+        });
+    }
+    let outcomes = deliveries.join_all().await;
+    let applied = outcomes
+        .iter()
+        .filter(|o| **o == ForEvent::Applied(ProgressSaved::Saved))
+        .count();
+    let seen = outcomes.iter().filter(|o| **o == ForEvent::Seen).count();
+    assert_eq!((applied, seen), (1, 49), "{outcomes:?}");
+
+    let mut deliveries = tokio::task::JoinSet::new();
+    for n in 0..50_u32 {
+        let (store, id) = (replicas.pick(n), tapped.id.clone());
+        deliveries.spawn(async move {
+            let key = EventKey {
+                channel: CHANNEL,
+                event_id: "tap-7",
+            };
+            let resolution = ended(QuestionStatus::Skipped, 10, &format!("delivery {n}"));
+            match store.resolve_for_event(&id, &resolution, key).await.unwrap() {
+                ForEvent::Applied(resolved) => Some(resolved.is_some()),
+                _ => None,
+            }
+        });
+    }
+    let outcomes = deliveries.join_all().await;
+    assert_eq!(outcomes.iter().filter(|o| **o == Some(true)).count(), 1, "{outcomes:?}");
+    assert_eq!(outcomes.iter().filter(|o| o.is_none()).count(), 49, "{outcomes:?}");
+    assert!(replicas.pick(1).event_seen(CHANNEL, "tap-7").await.unwrap());
+
+    // A save refused because the progress changed since it was read leaves
+    // the event unseen: the caller reads again and applies it anew.
+    let store = replicas.pick(1);
+    let stale = store
+        .save_progress_for_event(
+            &partial.id,
+            &Answers::new(),
+            &progress,
+            EventKey {
+                channel: CHANNEL,
+                event_id: "reply-8",
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(stale, ForEvent::Applied(ProgressSaved::Changed));
+    assert!(!store.event_seen(CHANNEL, "reply-8").await.unwrap());
+    // An event for a question that ended is recorded (it was handled) and changes nothing.
+    let late = store
+        .resolve_for_event(
+            &tapped.id,
+            &ended(QuestionStatus::Answered, 11, "late"),
+            EventKey {
+                channel: CHANNEL,
+                event_id: "tap-8",
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(late, ForEvent::Applied(None));
+    assert!(store.event_seen(CHANNEL, "tap-8").await.unwrap());
 }

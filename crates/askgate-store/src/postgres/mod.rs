@@ -37,8 +37,8 @@ use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 
 use crate::row::{QuestionRow, decode_all, decode_expired, decode_id, encode, question_columns};
 use crate::{
-    Change, InsertRules, Inserted, PendingDeadline, ProgressSaved, Pruned, QuestionRecord, QuestionStatus, Resolution,
-    Store, StoreError, Timestamp,
+    Change, EventKey, ForEvent, InsertRules, Inserted, PendingDeadline, ProgressSaved, Pruned, QuestionRecord,
+    QuestionStatus, Resolution, Store, StoreError, Timestamp,
 };
 
 /// A `SELECT` of every column a [`QuestionRow`] needs, then the rest of the
@@ -246,6 +246,76 @@ impl Store for PgStore {
         let resolved = row.map(QuestionRow::decode).transpose()?;
         tx.commit().await?;
         Ok(resolved)
+    }
+
+    /// One transaction: the event's row first (a second delivery waits on
+    /// the first's uncommitted row, then finds it and changes nothing), then
+    /// the resolution.
+    async fn resolve_for_event(
+        &self,
+        id: &QuestionId,
+        resolution: &Resolution,
+        event: EventKey<'_>,
+    ) -> Result<ForEvent<Option<QuestionRecord>>, StoreError> {
+        if !resolution.status.is_final() {
+            return self.resolve(id, resolution).await.map(ForEvent::Applied);
+        }
+        let by_person = matches!(resolution.status, QuestionStatus::Answered | QuestionStatus::Skipped);
+        let mut tx = self.pool.begin().await?;
+        if !record_event_in(&mut tx, event).await? {
+            return Ok(ForEvent::Seen);
+        }
+        let row = sqlx::query_as::<_, QuestionRow>(concat!(
+            "UPDATE questions SET status = $1, resolution = $2, resolved_at = $3 \
+             WHERE id = $4 AND status = 'pending' AND (NOT $5 OR expires_at > $3) RETURNING ",
+            question_columns!()
+        ))
+        .bind(resolution.status.as_str())
+        .bind(encode(resolution)?)
+        .bind(resolution.at)
+        .bind(id.as_str())
+        .bind(by_person)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let resolved = row.map(QuestionRow::decode).transpose()?;
+        tx.commit().await?;
+        Ok(ForEvent::Applied(resolved))
+    }
+
+    async fn save_progress_for_event(
+        &self,
+        id: &QuestionId,
+        read: &Answers,
+        progress: &Answers,
+        event: EventKey<'_>,
+    ) -> Result<ForEvent<ProgressSaved>, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        if !record_event_in(&mut tx, event).await? {
+            return Ok(ForEvent::Seen);
+        }
+        let saved = sqlx::query(
+            "UPDATE questions SET progress = $1 \
+             WHERE id = $2 AND status = 'pending' AND progress::jsonb = $3::jsonb",
+        )
+        .bind(encode(progress)?)
+        .bind(id.as_str())
+        .bind(encode(read)?)
+        .execute(&mut *tx)
+        .await?;
+        if saved.rows_affected() == 1 {
+            tx.commit().await?;
+            return Ok(ForEvent::Applied(ProgressSaved::Saved));
+        }
+        // Not applied: the event stays unseen.
+        tx.rollback().await?;
+        let status: Option<String> = sqlx::query_scalar("SELECT status FROM questions WHERE id = $1")
+            .bind(id.as_str())
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(ForEvent::Applied(match status {
+            Some(status) if status == QuestionStatus::Pending.as_str() => ProgressSaved::Changed,
+            _ => ProgressSaved::Ended,
+        }))
     }
 
     async fn unfinished(&self) -> Result<Vec<QuestionRecord>, StoreError> {
@@ -522,6 +592,19 @@ impl Store for PgStore {
         }
         Ok(())
     }
+}
+
+/// Records an inbound event in a transaction; false when it was recorded
+/// already.
+async fn record_event_in(conn: &mut sqlx::PgConnection, event: EventKey<'_>) -> Result<bool, StoreError> {
+    let inserted = sqlx::query(
+        "INSERT INTO inbound_events (channel, event_id) VALUES ($1, $2) ON CONFLICT (channel, event_id) DO NOTHING",
+    )
+    .bind(event.channel)
+    .bind(event.event_id)
+    .execute(conn)
+    .await?;
+    Ok(inserted.rows_affected() == 1)
 }
 
 /// Indexes one message under a question, on the question's channel; a

@@ -31,8 +31,8 @@ use self::writer::{BUSY_TIMEOUT, Writer};
 use self::writes::NewQuestion;
 use crate::row::{QuestionRow, decode_all, decode_id, encode, question_columns};
 use crate::{
-    InsertRules, Inserted, PendingDeadline, ProgressSaved, Pruned, QuestionRecord, Resolution, Store, StoreError,
-    Timestamp,
+    EventKey, ForEvent, InsertRules, Inserted, PendingDeadline, ProgressSaved, Pruned, QuestionRecord, Resolution,
+    Store, StoreError, Timestamp,
 };
 
 /// Connections for reading. WAL lets readers run beside the one writer.
@@ -229,6 +229,54 @@ impl Store for SqliteStore {
         let (id, status, at) = (id.clone(), resolution.status, resolution.at);
         self.writer
             .write(move |conn| writes::resolve(conn, &id, status, &json, at))
+            .await
+    }
+
+    async fn resolve_for_event(
+        &self,
+        id: &QuestionId,
+        resolution: &Resolution,
+        event: EventKey<'_>,
+    ) -> Result<ForEvent<Option<QuestionRecord>>, StoreError> {
+        if !resolution.status.is_final() {
+            return self.resolve(id, resolution).await.map(ForEvent::Applied);
+        }
+        let json = encode(resolution)?;
+        let (id, status, at) = (id.clone(), resolution.status, resolution.at);
+        let (channel, event_id) = (event.channel.to_owned(), event.event_id.to_owned());
+        self.writer
+            .write(move |conn| {
+                if !writes::record_event(conn, &channel, &event_id)? {
+                    return Ok(ForEvent::Seen);
+                }
+                writes::resolve(conn, &id, status, &json, at).map(ForEvent::Applied)
+            })
+            .await
+    }
+
+    async fn save_progress_for_event(
+        &self,
+        id: &QuestionId,
+        read: &Answers,
+        progress: &Answers,
+        event: EventKey<'_>,
+    ) -> Result<ForEvent<ProgressSaved>, StoreError> {
+        let (read, json) = (read.clone(), encode(progress)?);
+        let id = id.clone();
+        let (channel, event_id) = (event.channel.to_owned(), event.event_id.to_owned());
+        self.writer
+            .write(move |conn| {
+                if !writes::record_event(conn, &channel, &event_id)? {
+                    return Ok(ForEvent::Seen);
+                }
+                let saved = writes::save_progress(conn, &id, &read, &json)?;
+                if saved != ProgressSaved::Saved {
+                    // Not applied: the event stays unseen (the caller reads
+                    // again and applies it anew, or it changes nothing).
+                    writes::forget_event(conn, &channel, &event_id)?;
+                }
+                Ok(ForEvent::Applied(saved))
+            })
             .await
     }
 

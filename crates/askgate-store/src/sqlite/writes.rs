@@ -356,6 +356,14 @@ pub(super) fn record_event(conn: &Connection, channel: &str, event_id: &str) -> 
     Ok(inserted == 1)
 }
 
+/// Undoes [`record_event`] inside the same transaction.
+pub(super) fn forget_event(conn: &Connection, channel: &str, event_id: &str) -> Result<(), StoreError> {
+    conn.prepare_cached("DELETE FROM inbound_events WHERE channel = ? AND event_id = ?")
+        .and_then(|mut statement| statement.execute(params![channel, event_id]))
+        .map_err(unavailable)?;
+    Ok(())
+}
+
 /// [`crate::Store::set_setting`].
 pub(super) fn set_setting(conn: &Connection, key: &str, value: &str) -> Result<(), StoreError> {
     conn.prepare_cached(
