@@ -217,6 +217,9 @@ pub(crate) struct Inner {
     waiters: Mutex<HashMap<QuestionId, Arc<Waiter>>>,
     deadlines: Mutex<BTreeSet<(Timestamp, QuestionId)>>,
     deadline_added: Notify,
+    /// This engine's name among the replicas of a shared store (the owner
+    /// of the leases it takes).
+    instance: String,
     limits: Mutex<Limits>,
     /// Conversations where a free-text input (Telegram's force-reply) was
     /// just opened and its message is not attached yet, by (channel,
@@ -236,6 +239,11 @@ impl std::fmt::Debug for Engine {
 /// How often a process on a shared store expires whatever is due, asked
 /// by whichever process ([`Engine::run_timers`]).
 pub const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// How long a prompt may stay undelivered on a shared store before another
+/// replica delivers it: longer than any asker spends retrying a delivery,
+/// so that a prompt is never sent by two live replicas.
+pub const REDELIVER_AFTER: Duration = Duration::from_secs(5 * 60);
 
 /// The most questions one sweep statement expires.
 const SWEEP_BATCH: u32 = 100;
@@ -283,6 +291,7 @@ impl Engine {
                 waiters: Mutex::new(HashMap::new()),
                 deadlines: Mutex::new(BTreeSet::new()),
                 deadline_added: Notify::new(),
+                instance: format!("engine-{}", ulid::Ulid::new().to_string().to_lowercase()),
                 limits: Mutex::new(Limits::default()),
                 opening: Mutex::new(HashMap::new()),
             }),
@@ -332,6 +341,7 @@ impl Engine {
         // (deadline, id): 100,000 pending must not mean 100,000 records in
         // memory. A whole record is read only to deliver (the rest of) it.
         let now = self.inner.clock.now();
+        let shared = self.inner.store.changes().is_some();
         let mut after = None;
         loop {
             let page = self.inner.store.pending_deadlines(after.as_ref(), START_PAGE).await?;
@@ -344,8 +354,11 @@ impl Engine {
                     continue;
                 }
                 self.add_deadline(pending.expires_at, pending.id.clone());
-                // Never delivered, or cut short: deliver (the rest of) it now.
+                // Never delivered, or cut short: deliver (the rest of) it now
+                // — on a shared store only once its asker has had its time
+                // (another replica may be sending it now): the sweep does.
                 if !pending.delivered
+                    && !shared
                     && let Some(record) = self.get(&pending.id).await?
                     && record.status == QuestionStatus::Pending
                 {
@@ -451,8 +464,45 @@ impl Engine {
         }
     }
 
-    /// Expires every question that is due, whoever asked it, in batches.
+    /// Expires every question that is due, whoever asked it, in batches;
+    /// then delivers the prompts that their asking replica has left
+    /// undelivered for [`REDELIVER_AFTER`] (it died, most likely): one
+    /// replica each, the one that takes the question's `deliver:<id>` lease.
     async fn sweep(&self) {
+        self.expire_due().await;
+        let now = self.inner.clock.now();
+        let asked_before = now.saturating_sub(i64::try_from(REDELIVER_AFTER.as_millis()).unwrap_or(i64::MAX));
+        let left = match self.inner.store.undelivered(asked_before, SWEEP_BATCH).await {
+            Ok(left) => left,
+            Err(error) => {
+                warn!(%error, "could not look for prompts left undelivered; trying again at the next sweep");
+                return;
+            }
+        };
+        for record in left {
+            if self.sends_nothing(&record.channel) {
+                continue;
+            }
+            let lease = format!("deliver:{}", record.id);
+            let until = now.saturating_add(i64::try_from(REDELIVER_AFTER.as_millis()).unwrap_or(i64::MAX));
+            match self
+                .inner
+                .store
+                .try_lease(&lease, &self.inner.instance, now, until)
+                .await
+            {
+                Ok(true) => {
+                    info!(question = %record.id, channel = %record.channel, "delivering a prompt its replica left undelivered");
+                    self.spawn_delivery(record);
+                }
+                Ok(false) => {}
+                Err(error) => warn!(question = %record.id, %error, "could not take a prompt's delivery over"),
+            }
+        }
+    }
+
+    /// Expires every question that is due, whoever asked it, in batches.
+    async fn expire_due(&self) {
         loop {
             let resolution = self.resolution(QuestionStatus::Expired, Some("expired"));
             match self.inner.store.expire_due(&resolution, SWEEP_BATCH).await {

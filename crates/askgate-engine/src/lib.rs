@@ -23,7 +23,7 @@ pub mod retention;
 
 pub use clock::Clock;
 pub use engine::{
-    Accepted, DirectAnswer, DirectItem, Engine, EngineError, Limits, NewQuestion, NoObserver, Observer, SWEEP_EVERY,
-    SessionKind, Submitted, summary_of,
+    Accepted, DirectAnswer, DirectItem, Engine, EngineError, Limits, NewQuestion, NoObserver, Observer,
+    REDELIVER_AFTER, SWEEP_EVERY, SessionKind, Submitted, summary_of,
 };
 pub use recipient::Recipient;

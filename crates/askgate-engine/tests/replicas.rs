@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use askgate_core::QuestionId;
 use askgate_core::channel::UserRef;
-use askgate_engine::{Clock, DirectAnswer, DirectItem, Engine, NoObserver, SWEEP_EVERY, Submitted};
+use askgate_engine::{Clock, DirectAnswer, DirectItem, Engine, NoObserver, REDELIVER_AFTER, SWEEP_EVERY, Submitted};
 use askgate_store::{PgStore, QuestionStatus};
 use askgate_testkit::FakeChannel;
 use askgate_testkit::postgres::Schema;
@@ -24,6 +24,7 @@ use tokio::sync::oneshot;
 /// and its own channel, with its timers running until it is stopped.
 struct Replica {
     engine: Engine,
+    chat: FakeChannel,
     stop: oneshot::Sender<()>,
 }
 
@@ -32,9 +33,10 @@ impl Replica {
         let store = PgStore::connect_with(schema.options(), 4)
             .await
             .expect("the store opens");
+        let chat = FakeChannel::with_buttons("chat");
         let engine = Engine::new(
             Arc::new(store),
-            vec![Arc::new(FakeChannel::with_buttons("chat"))],
+            vec![Arc::new(chat.clone())],
             recipients(),
             clock.clone(),
             Arc::new(NoObserver),
@@ -49,7 +51,7 @@ impl Replica {
                 })
                 .await;
         });
-        Self { engine, stop }
+        Self { engine, chat, stop }
     }
 
     /// Gone, as a killed process is: its timers stop and nothing of it is
@@ -208,4 +210,66 @@ async fn the_sweep_expires_a_due_question_nobody_told_this_replica_of() {
     until_status(&b.engine, &id, QuestionStatus::Expired).await;
     heard_as(&mut watching, &id, QuestionStatus::Expired).await;
     b.kill();
+}
+
+/// A question stored by a replica that died before delivering it: after
+/// `REDELIVER_AFTER`, exactly one of the other replicas delivers it (and
+/// none before, while its asker might still be sending it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_left_undelivered_by_a_dead_replica_is_delivered_once_by_another() {
+    let schema = Schema::create().await;
+    let clock = Clock::manual(START);
+    let (b, c) = (
+        Replica::start(&schema, &clock).await,
+        Replica::start(&schema, &clock).await,
+    );
+    // What a replica that died before delivering would leave: the question
+    // stored with no delivery. (B asks and delivers it; the delivery is then
+    // taken back, as if B had died first.)
+    // An hour to answer: it is still pending when its delivery is taken over.
+    let hour = askgate_core::validate_json(
+        r#"{"questions":[{"id":"deploy","header":"Deploy","question":"Where?","options":[
+            {"label":"Staging"},{"label":"Production"}]}],"timeoutSeconds":3600}"#,
+    )
+    .unwrap();
+    let record = b.engine.ask(question("alice", hour)).await.unwrap();
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while b.engine.get(&record.id).await.unwrap().unwrap().delivery.is_none() {
+        assert!(tokio::time::Instant::now() < deadline, "B never delivered");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    schema
+        .execute(&format!(
+            "UPDATE questions SET delivery = NULL WHERE id = '{}'",
+            record.id
+        ))
+        .await;
+    let sent_before = b.chat.deliveries().len() + c.chat.deliveries().len();
+
+    clock.advance(REDELIVER_AFTER.saturating_sub(Duration::from_secs(5)));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    clock.advance(SWEEP_EVERY);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        b.chat.deliveries().len() + c.chat.deliveries().len(),
+        sent_before,
+        "not before its time"
+    );
+
+    clock.advance(Duration::from_secs(6));
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while b.chat.deliveries().len() + c.chat.deliveries().len() == sent_before {
+        assert!(tokio::time::Instant::now() < deadline, "nobody delivered the prompt");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Sweeps go on; the prompt is delivered once.
+    for _ in 0..3 {
+        clock.advance(SWEEP_EVERY);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(b.chat.deliveries().len() + c.chat.deliveries().len(), sent_before + 1);
+    let stored = b.engine.get(&record.id).await.unwrap().unwrap();
+    assert!(stored.delivery.is_some_and(|delivery| delivery.complete));
+    b.kill();
+    c.kill();
 }

@@ -226,7 +226,7 @@ async fn measure(plan: &Plan, service: &Service, bare: &BareServer, dir: &std::p
 
     let mut phases = Vec::with_capacity(plan.in_flight.len());
     for &in_flight in &plan.in_flight {
-        phases.push(cycles::run(&askgate, service, in_flight, plan.timing).await?);
+        phases.push(cycles::run(&askgate, &askgate, service, in_flight, plan.timing).await?);
     }
     let pending_after_cycles = service.count_pending().await?;
     Ok(Report {

@@ -342,6 +342,12 @@ pub trait Store: Send + Sync + 'static {
     /// How many questions are pending.
     async fn count_pending(&self) -> Result<u64, StoreError>;
 
+    /// At most `limit` pending questions asked before `created_before` whose
+    /// prompt is not delivered in full (none recorded, or a partial one),
+    /// oldest first: on a shared store, prompts whose asking replica died
+    /// before it could deliver them.
+    async fn undelivered(&self, created_before: Timestamp, limit: u32) -> Result<Vec<QuestionRecord>, StoreError>;
+
     /// Whether a question on `channel` asked after `since` is pending
     /// with no delivery recorded yet (its prompt may be on its way).
     async fn undelivered_since(&self, channel: &str, since: Timestamp) -> Result<bool, StoreError>;

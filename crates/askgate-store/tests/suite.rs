@@ -42,6 +42,7 @@ on_both_stores! {
     pending_deadlines_come_in_pages_in_deadline_order,
     prune_deletes_what_ended_before_the_cutoff_in_bounded_steps_and_never_a_pending_question,
     expire_due_expires_what_is_due_in_deadline_order_and_nothing_else,
+    undelivered_lists_pending_prompts_not_sent_in_full_asked_before_a_time,
 }
 
 async fn a_record_with_every_field_set_reads_back_equal(fresh: Fresh) {
@@ -931,4 +932,34 @@ async fn expire_due_expires_what_is_due_in_deadline_order_and_nothing_else(fresh
     let cancelled = store.get(&id("answered")).await.unwrap().unwrap();
     assert_eq!(cancelled.status, QuestionStatus::Cancelled);
     assert_eq!(store.count_pending().await.unwrap(), 1);
+}
+
+async fn undelivered_lists_pending_prompts_not_sent_in_full_asked_before_a_time(fresh: Fresh) {
+    let store = fresh.store();
+    for (name, created) in [("never", 3), ("partly", 1), ("sent", 2), ("ended", 4), ("late", 50)] {
+        store.insert(&question(name, created)).await.unwrap();
+    }
+    store
+        .set_delivery(&id("partly"), &Delivery::partial(vec![message(CONVERSATION, "p1")]))
+        .await
+        .unwrap();
+    store
+        .set_delivery(&id("sent"), &Delivery::new(vec![message(CONVERSATION, "s1")]))
+        .await
+        .unwrap();
+    store
+        .resolve(&id("ended"), &ended(QuestionStatus::Cancelled, 5, "cancelled"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ids(&store.undelivered(10, 10).await.unwrap()), ["partly", "never"]);
+    assert_eq!(ids(&store.undelivered(10, 1).await.unwrap()), ["partly"]);
+    assert_eq!(
+        ids(&store.undelivered(100, 10).await.unwrap()),
+        ["partly", "never", "late"]
+    );
+    assert!(
+        store.undelivered(1, 10).await.unwrap().is_empty(),
+        "asked before, not at"
+    );
 }

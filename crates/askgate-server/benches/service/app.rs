@@ -27,7 +27,7 @@ const CHANNEL: &str = "web";
 pub(crate) struct Service {
     pub(crate) address: std::net::SocketAddr,
     store: Arc<dyn Store>,
-    sqlite: SqliteStore,
+    sqlite: Option<SqliteStore>,
     runtime: tokio::runtime::Handle,
     stop: watch::Sender<bool>,
     server: JoinHandle<std::io::Result<()>>,
@@ -38,7 +38,12 @@ impl Service {
     /// Starts the service with its database in `dir`.
     pub(crate) async fn start(dir: &Path) -> Result<Self> {
         let sqlite = SqliteStore::open(&dir.join("askgate.db")).await?;
-        let store: Arc<dyn Store> = Arc::new(sqlite.clone());
+        Self::start_on(Arc::new(sqlite.clone()), Some(sqlite)).await
+    }
+
+    /// Starts the service on `store` (`sqlite` when it is one, to count its
+    /// commits).
+    pub(crate) async fn start_on(store: Arc<dyn Store>, sqlite: Option<SqliteStore>) -> Result<Self> {
         let channels: Vec<Arc<dyn Channel>> = vec![Arc::new(WebChannel::new(CHANNEL))];
         let recipients = vec![Recipient {
             name: RECIPIENT.to_owned(),
@@ -96,9 +101,10 @@ impl Service {
         })
     }
 
-    /// Durable commits (fsyncs) since the store was opened.
+    /// Durable commits (fsyncs) since the store was opened (SQLite's own
+    /// count; 0 on another store).
     pub(crate) fn commits(&self) -> u64 {
-        self.sqlite.commits()
+        self.sqlite.as_ref().map_or(0, SqliteStore::commits)
     }
 
     /// How many questions are pending in the store (read on the service's
@@ -116,6 +122,8 @@ impl Service {
         let limit = Duration::from_secs(10);
         let _ = tokio::time::timeout(limit, self.server).await;
         let _ = tokio::time::timeout(limit, self.timers).await;
-        let _ = tokio::time::timeout(limit, self.sqlite.close()).await;
+        if let Some(sqlite) = self.sqlite {
+            let _ = tokio::time::timeout(limit, sqlite.close()).await;
+        }
     }
 }

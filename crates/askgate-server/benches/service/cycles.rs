@@ -102,15 +102,23 @@ struct Control {
     completed: AtomicU64,
 }
 
-/// Runs a phase of `in_flight` workers.
-pub(crate) async fn run(client: &Arc<Client>, service: &Service, in_flight: usize, timing: Timing) -> Result<Phase> {
+/// Runs a phase of `in_flight` workers: the agent asks and waits through
+/// `agent`, the person answers through `person` (the same service, or
+/// another replica on the same database); `service`'s commits are counted.
+pub(crate) async fn run(
+    agent: &Arc<Client>,
+    person: &Arc<Client>,
+    service: &Service,
+    in_flight: usize,
+    timing: Timing,
+) -> Result<Phase> {
     let control = Arc::new(Control::default());
     let mut workers = tokio::task::JoinSet::new();
     let mut started = 0;
     while started < in_flight {
         for worker in started..(started + RAMP_BATCH).min(in_flight) {
-            let (client, control) = (client.clone(), control.clone());
-            workers.spawn(async move { work(&client, &control, in_flight, worker).await });
+            let (agent, person, control) = (agent.clone(), person.clone(), control.clone());
+            workers.spawn(async move { work(&agent, &person, &control, in_flight, worker).await });
         }
         started = (started + RAMP_BATCH).min(in_flight);
         tokio::time::sleep(RAMP_PAUSE).await;
@@ -177,7 +185,13 @@ pub(crate) async fn run(client: &Arc<Client>, service: &Service, in_flight: usiz
 
 /// One worker: cycles until told to stop. Returns its cycles and, for each
 /// one whose agent did not get exactly its answer, why.
-async fn work(client: &Client, control: &Control, phase: usize, worker: usize) -> Result<(Vec<Cycle>, Vec<String>)> {
+async fn work(
+    client: &Client,
+    person: &Client,
+    control: &Control,
+    phase: usize,
+    worker: usize,
+) -> Result<(Vec<Cycle>, Vec<String>)> {
     // One session per worker: its cycles follow one another, so the rule of
     // one pending question per session never refuses one.
     let session = format!("bench-{phase}-{worker}");
@@ -193,7 +207,7 @@ async fn work(client: &Client, control: &Control, phase: usize, worker: usize) -
         // The agent's wait is polled first, so its request goes out first.
         let (waited, answered) = tokio::join!(client.wait(&id), async {
             let sent = Instant::now();
-            client.answer(&id, &answer).await.map(|returned| (sent, returned))
+            person.answer(&id, &answer).await.map(|returned| (sent, returned))
         });
         let (agent_received, resource) = waited?;
         let (answer_sent, answer_returned) = answered?;

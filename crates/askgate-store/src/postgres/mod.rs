@@ -384,6 +384,19 @@ impl Store for PgStore {
         Ok(u64::try_from(count).unwrap_or(0))
     }
 
+    async fn undelivered(&self, created_before: Timestamp, limit: u32) -> Result<Vec<QuestionRecord>, StoreError> {
+        let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
+            "WHERE status = 'pending' AND created_at < $1 \
+             AND (delivery IS NULL OR NOT coalesce((delivery::jsonb ->> 'complete')::boolean, TRUE)) \
+             ORDER BY created_at, seq LIMIT $2"
+        ))
+        .bind(created_before)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        decode_all(rows)
+    }
+
     async fn undelivered_since(&self, channel: &str, since: Timestamp) -> Result<bool, StoreError> {
         let found: bool = sqlx::query_scalar(
             "SELECT EXISTS (SELECT 1 FROM questions WHERE status = 'pending' AND channel = $1 \
@@ -494,6 +507,11 @@ impl Store for PgStore {
         .bind(limit)
         .execute(&self.pool)
         .await?;
+        // Leases past their end long ago (a prompt's `deliver:<id>`).
+        sqlx::query("DELETE FROM leases WHERE until < $1")
+            .bind(ended_before)
+            .execute(&self.pool)
+            .await?;
         Ok(Pruned {
             questions: questions.rows_affected(),
             events: events.rows_affected(),

@@ -343,6 +343,19 @@ impl Store for SqliteStore {
         Ok(u64::try_from(count).unwrap_or(0))
     }
 
+    async fn undelivered(&self, created_before: Timestamp, limit: u32) -> Result<Vec<QuestionRecord>, StoreError> {
+        let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
+            "WHERE status = 'pending' AND created_at < ? \
+             AND (delivery IS NULL OR coalesce(json_extract(delivery, '$.complete'), 1) = 0) \
+             ORDER BY created_at, rowid LIMIT ?"
+        ))
+        .bind(created_before)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        decode_all(rows)
+    }
+
     async fn undelivered_since(&self, channel: &str, since: Timestamp) -> Result<bool, StoreError> {
         // `questions_status_expires` narrows to pending rows; only those of
         // the last moments are looked at.

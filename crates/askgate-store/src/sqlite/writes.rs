@@ -429,6 +429,10 @@ pub(super) fn prune(conn: &Connection, ended_before: Timestamp, limit: u32) -> R
         )
         .and_then(|mut statement| statement.execute(params![ended_before, limit]))
         .map_err(unavailable)?;
+    // Leases past their end long ago (a prompt's `deliver:<id>`).
+    conn.prepare_cached("DELETE FROM leases WHERE until < ?")
+        .and_then(|mut statement| statement.execute(params![ended_before]))
+        .map_err(unavailable)?;
     Ok(Pruned {
         questions: questions as u64,
         events: events as u64,
