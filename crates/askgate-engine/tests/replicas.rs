@@ -13,11 +13,11 @@ use std::time::Duration;
 
 use askgate_core::QuestionId;
 use askgate_core::channel::UserRef;
-use askgate_engine::{Clock, DirectAnswer, DirectItem, Engine, NoObserver, REDELIVER_AFTER, SWEEP_EVERY, Submitted};
+use askgate_engine::{Clock, DirectAnswer, DirectItem, Engine, REDELIVER_AFTER, SWEEP_EVERY, Submitted};
 use askgate_store::{PgStore, QuestionStatus};
 use askgate_testkit::FakeChannel;
 use askgate_testkit::postgres::Schema;
-use support::{PATIENCE, START, question, recipients, single};
+use support::{PATIENCE, START, question, single};
 use tokio::sync::oneshot;
 
 /// One replica: an engine on its own store (connection pool, change feed)
@@ -34,23 +34,7 @@ impl Replica {
             .await
             .expect("the store opens");
         let chat = FakeChannel::with_buttons("chat");
-        let engine = Engine::new(
-            Arc::new(store),
-            vec![Arc::new(chat.clone())],
-            recipients(),
-            clock.clone(),
-            Arc::new(NoObserver),
-        );
-        engine.start().await.expect("the engine starts");
-        let (stop, stopped) = oneshot::channel::<()>();
-        let timers = engine.clone();
-        tokio::spawn(async move {
-            timers
-                .run_timers(async {
-                    let _ = stopped.await;
-                })
-                .await;
-        });
+        let (engine, stop) = support::start_engine(Arc::new(store), clock, &chat).await;
         Self { engine, chat, stop }
     }
 

@@ -49,7 +49,7 @@ use crate::app::Service;
 use crate::client::Client;
 use crate::cycles::{Phase, Timing};
 use crate::floors::BareServer;
-use crate::stats::{CLIENT_THREADS, Summary, ms};
+use crate::stats::{Summary, ms};
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -99,14 +99,7 @@ impl Plan {
 
 fn main() -> Result<()> {
     let plan = Plan::from_environment();
-    let server = tokio::runtime::Builder::new_multi_thread()
-        .thread_name("askgate-serve")
-        .enable_all()
-        .build()?;
-    let client = tokio::runtime::Builder::new_multi_thread()
-        .thread_name(CLIENT_THREADS)
-        .enable_all()
-        .build()?;
+    let (server, client) = stats::runtimes()?;
     let schema = server.block_on(Schema::create());
     let start = |schema: &Schema| {
         let options = schema.options();

@@ -62,7 +62,7 @@ use crate::app::Service;
 use crate::client::Client;
 use crate::cycles::{Phase, Timing};
 use crate::floors::{BareServer, GROUP, SqliteFloors};
-use crate::stats::{CLIENT_THREADS, Summary, as_f64, mib, ms, u64_f64, verdict};
+use crate::stats::{Summary, as_f64, mib, ms, u64_f64, verdict};
 
 /// The allocator `askgate serve` runs on (`crates/askgate/src/main.rs`).
 #[global_allocator]
@@ -140,14 +140,7 @@ impl Plan {
 fn main() -> Result<()> {
     let plan = Plan::from_environment()?;
     check_open_files(plan.in_flight.iter().copied().max().unwrap_or(0))?;
-    let server = tokio::runtime::Builder::new_multi_thread()
-        .thread_name("askgate-serve")
-        .enable_all()
-        .build()?;
-    let client = tokio::runtime::Builder::new_multi_thread()
-        .thread_name(CLIENT_THREADS)
-        .enable_all()
-        .build()?;
+    let (server, client) = stats::runtimes()?;
     let dir = tempfile::Builder::new()
         .prefix("askgate-bench-")
         .tempdir_in(env!("CARGO_TARGET_TMPDIR"))?;

@@ -23,6 +23,10 @@
 //! does not fail the run, a functional failure (the process does not start,
 //! a request fails) does.
 //!
+//! The whole run is made twice: on SQLite (the embedded default) and on
+//! PostgreSQL (`[store] kind = "postgres"`, in a schema of the run's own on
+//! the test server, `askgate_testkit::postgres`).
+//!
 //! N comes from `ASKGATE_BENCH_PENDING` (default 100,000). Run with
 //! `cargo bench -p askgate --bench startup`. Under `cargo test --benches` or
 //! `cargo bench -- --test` (criterion's convention: `--test` given, or
@@ -112,14 +116,21 @@ impl Plan {
 fn main() -> Result<()> {
     let plan = Plan::from_environment()?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let report = runtime.block_on(run(plan))?;
+    // The embedded default, then PostgreSQL (a schema of the run's own on
+    // the test server, `askgate_testkit::postgres`).
+    let report = runtime.block_on(run(plan, None))?;
+    report.print(plan);
+    let schema = runtime.block_on(askgate_testkit::postgres::Schema::create());
+    let report = runtime.block_on(run(plan, Some(&schema)))?;
     report.print(plan);
     if plan.test_mode {
         println!(
-            "test mode: {} questions created, askgate restarted on them and counted them, the page state read",
+            "test mode: on SQLite and on PostgreSQL, {} questions created, askgate restarted on them and counted \
+             them, the page state read",
             plan.pending
         );
     }
+    drop(runtime);
     Ok(())
 }
 
@@ -138,11 +149,15 @@ struct Report {
     state_times: Vec<Duration>,
 }
 
-async fn run(plan: Plan) -> Result<Report> {
+/// One run, on SQLite in the run's directory or on PostgreSQL in `schema`.
+async fn run(plan: Plan, schema: Option<&askgate_testkit::postgres::Schema>) -> Result<Report> {
     let dir = tempfile::Builder::new()
         .prefix("askgate-startup-")
         .tempdir_in(env!("CARGO_TARGET_TMPDIR"))?;
-    let config = write_config(dir.path())?;
+    let config = write_config(
+        dir.path(),
+        schema.map(askgate_testkit::postgres::Schema::url).as_deref(),
+    )?;
     let client = reqwest::Client::builder()
         .no_proxy()
         .pool_max_idle_per_host(usize::MAX)
@@ -198,7 +213,10 @@ async fn run(plan: Plan) -> Result<Report> {
     second.terminate().await?;
 
     Ok(Report {
-        store_note: format!("SQLite on {}", askgate_testkit::bench::filesystem_of(dir.path())),
+        store_note: match schema {
+            None => format!("SQLite on {}", askgate_testkit::bench::filesystem_of(dir.path())),
+            Some(schema) => format!("PostgreSQL on the test server (schema {})", schema.name()),
+        },
         empty,
         rss_empty,
         create_time,
@@ -212,8 +230,9 @@ async fn run(plan: Plan) -> Result<Report> {
     })
 }
 
-/// Writes the configuration; returns its path.
-fn write_config(dir: &Path) -> Result<std::path::PathBuf> {
+/// Writes the configuration (with `postgres` as its store when given);
+/// returns its path.
+fn write_config(dir: &Path, postgres: Option<&str>) -> Result<std::path::PathBuf> {
     let data_dir = dir.join("data");
     std::fs::create_dir_all(&data_dir)?;
     let data_dir = serde_json::to_string(data_dir.to_str().ok_or("a temporary directory that is not UTF-8")?)?;
@@ -242,7 +261,9 @@ display_name = "Alice"
 locale = "en"
 web_key = "{WEB_KEY}"
 "#
-    );
+    ) + &postgres.map_or_else(String::new, |url| {
+        format!("\n[store]\nkind = \"postgres\"\nurl = \"{url}\"\n")
+    });
     let path = dir.join("askgate.toml");
     std::fs::write(&path, text)?;
     Ok(path)

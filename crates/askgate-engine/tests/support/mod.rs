@@ -10,7 +10,7 @@ use std::time::Duration;
 use askgate_core::channel::{ConversationKind, Destination, InboundEvent, InboundKind, MessageRef, Reaction, UserRef};
 use askgate_core::{AskRequest, ButtonAction, ButtonToken, Locale, QuestionId, ToolResult, validate_json};
 use askgate_engine::{Clock, Engine, NewQuestion, NoObserver, Recipient, SessionKind};
-use askgate_store::{QuestionRecord, QuestionStatus, SqliteStore};
+use askgate_store::{QuestionRecord, QuestionStatus, SqliteStore, Store};
 use askgate_testkit::{Call, FakeChannel};
 use tempfile::TempDir;
 use tokio::sync::oneshot;
@@ -65,8 +65,25 @@ pub(crate) async fn start(dir: TempDir, clock: Clock, chat: FakeChannel) -> Harn
     let store = SqliteStore::open(&dir.path().join("askgate.db"))
         .await
         .expect("the store opens");
+    let (engine, stop) = start_engine(Arc::new(store), &clock, &chat).await;
+    Harness {
+        engine,
+        clock,
+        chat,
+        dir,
+        stop_timers: stop,
+    }
+}
+
+/// An engine on `store` with `chat` and the harness's recipients, started,
+/// its timers running until the returned sender is used or dropped.
+pub(crate) async fn start_engine(
+    store: Arc<dyn Store>,
+    clock: &Clock,
+    chat: &FakeChannel,
+) -> (Engine, oneshot::Sender<()>) {
     let engine = Engine::new(
-        Arc::new(store),
+        store,
         vec![Arc::new(chat.clone())],
         recipients(),
         clock.clone(),
@@ -82,13 +99,7 @@ pub(crate) async fn start(dir: TempDir, clock: Clock, chat: FakeChannel) -> Harn
             })
             .await;
     });
-    Harness {
-        engine,
-        clock,
-        chat,
-        dir,
-        stop_timers: stop,
-    }
+    (engine, stop)
 }
 
 pub(crate) fn single() -> AskRequest {

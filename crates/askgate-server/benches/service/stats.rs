@@ -8,6 +8,21 @@ use crate::Result;
 /// client's, everything else in the process is askgate's.
 pub(crate) const CLIENT_THREADS: &str = "bench-client";
 
+/// The two runtimes of a benchmark: askgate's (threads `askgate-serve`) and
+/// the client's (threads [`CLIENT_THREADS`]), so that their CPU time is
+/// told apart.
+pub(crate) fn runtimes() -> std::io::Result<(tokio::runtime::Runtime, tokio::runtime::Runtime)> {
+    let server = tokio::runtime::Builder::new_multi_thread()
+        .thread_name("askgate-serve")
+        .enable_all()
+        .build()?;
+    let client = tokio::runtime::Builder::new_multi_thread()
+        .thread_name(CLIENT_THREADS)
+        .enable_all()
+        .build()?;
+    Ok((server, client))
+}
+
 /// Nearest-rank percentiles of some samples.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Summary {

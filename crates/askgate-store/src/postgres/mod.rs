@@ -183,35 +183,18 @@ impl Store for PgStore {
         id.as_deref().map(decode_id).transpose()
     }
 
-    /// One statement: the progress is compared as JSON values (`jsonb`
-    /// equality ignores key order and spacing), and a concurrent save makes
-    /// PostgreSQL compare against the row it left.
+    /// One statement ([`progress_cas`]).
     async fn save_progress(
         &self,
         id: &QuestionId,
         read: &Answers,
         progress: &Answers,
     ) -> Result<ProgressSaved, StoreError> {
-        let saved = sqlx::query(
-            "UPDATE questions SET progress = $1 \
-             WHERE id = $2 AND status = 'pending' AND progress::jsonb = $3::jsonb",
-        )
-        .bind(encode(progress)?)
-        .bind(id.as_str())
-        .bind(encode(read)?)
-        .execute(&self.pool)
-        .await?;
-        if saved.rows_affected() == 1 {
+        let mut conn = self.pool.acquire().await?;
+        if progress_cas(&mut conn, id, read, progress).await? {
             return Ok(ProgressSaved::Saved);
         }
-        let status: Option<String> = sqlx::query_scalar("SELECT status FROM questions WHERE id = $1")
-            .bind(id.as_str())
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(match status {
-            Some(status) if status == QuestionStatus::Pending.as_str() => ProgressSaved::Changed,
-            _ => ProgressSaved::Ended,
-        })
+        not_saved(&mut conn, id).await
     }
 
     /// A resolution whose status is `pending` is refused as in the SQLite
@@ -225,25 +208,10 @@ impl Store for PgStore {
             tracing::error!(question = %id, "refused a resolution whose status is pending");
             return Ok(None);
         }
-        // Only the first resolution finds it pending, and a person's only
-        // while the question is not yet due.
-        let by_person = matches!(resolution.status, QuestionStatus::Answered | QuestionStatus::Skipped);
         // In a transaction: a row that cannot be read back must not
         // half-resolve the question (the decoding error rolls it back).
         let mut tx = self.pool.begin().await?;
-        let row = sqlx::query_as::<_, QuestionRow>(concat!(
-            "UPDATE questions SET status = $1, resolution = $2, resolved_at = $3 \
-             WHERE id = $4 AND status = 'pending' AND (NOT $5 OR expires_at > $3) RETURNING ",
-            question_columns!()
-        ))
-        .bind(resolution.status.as_str())
-        .bind(encode(resolution)?)
-        .bind(resolution.at)
-        .bind(id.as_str())
-        .bind(by_person)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let resolved = row.map(QuestionRow::decode).transpose()?;
+        let resolved = resolve_in(&mut tx, id, resolution).await?;
         tx.commit().await?;
         Ok(resolved)
     }
@@ -260,24 +228,11 @@ impl Store for PgStore {
         if !resolution.status.is_final() {
             return self.resolve(id, resolution).await.map(ForEvent::Applied);
         }
-        let by_person = matches!(resolution.status, QuestionStatus::Answered | QuestionStatus::Skipped);
         let mut tx = self.pool.begin().await?;
         if !record_event_in(&mut tx, event).await? {
             return Ok(ForEvent::Seen);
         }
-        let row = sqlx::query_as::<_, QuestionRow>(concat!(
-            "UPDATE questions SET status = $1, resolution = $2, resolved_at = $3 \
-             WHERE id = $4 AND status = 'pending' AND (NOT $5 OR expires_at > $3) RETURNING ",
-            question_columns!()
-        ))
-        .bind(resolution.status.as_str())
-        .bind(encode(resolution)?)
-        .bind(resolution.at)
-        .bind(id.as_str())
-        .bind(by_person)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let resolved = row.map(QuestionRow::decode).transpose()?;
+        let resolved = resolve_in(&mut tx, id, resolution).await?;
         tx.commit().await?;
         Ok(ForEvent::Applied(resolved))
     }
@@ -293,29 +248,14 @@ impl Store for PgStore {
         if !record_event_in(&mut tx, event).await? {
             return Ok(ForEvent::Seen);
         }
-        let saved = sqlx::query(
-            "UPDATE questions SET progress = $1 \
-             WHERE id = $2 AND status = 'pending' AND progress::jsonb = $3::jsonb",
-        )
-        .bind(encode(progress)?)
-        .bind(id.as_str())
-        .bind(encode(read)?)
-        .execute(&mut *tx)
-        .await?;
-        if saved.rows_affected() == 1 {
+        if progress_cas(&mut tx, id, read, progress).await? {
             tx.commit().await?;
             return Ok(ForEvent::Applied(ProgressSaved::Saved));
         }
         // Not applied: the event stays unseen.
         tx.rollback().await?;
-        let status: Option<String> = sqlx::query_scalar("SELECT status FROM questions WHERE id = $1")
-            .bind(id.as_str())
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(ForEvent::Applied(match status {
-            Some(status) if status == QuestionStatus::Pending.as_str() => ProgressSaved::Changed,
-            _ => ProgressSaved::Ended,
-        }))
+        let mut conn = self.pool.acquire().await?;
+        not_saved(&mut conn, id).await.map(ForEvent::Applied)
     }
 
     async fn unfinished(&self) -> Result<Vec<QuestionRecord>, StoreError> {
@@ -610,6 +550,64 @@ impl Store for PgStore {
         }
         Ok(())
     }
+}
+
+/// The compare-and-set from `pending`: only the first resolution finds the
+/// question pending, and a person's only while it is not yet due. The
+/// record as it is now when this call resolved it.
+async fn resolve_in(
+    conn: &mut sqlx::PgConnection,
+    id: &QuestionId,
+    resolution: &Resolution,
+) -> Result<Option<QuestionRecord>, StoreError> {
+    let by_person = matches!(resolution.status, QuestionStatus::Answered | QuestionStatus::Skipped);
+    let row = sqlx::query_as::<_, QuestionRow>(concat!(
+        "UPDATE questions SET status = $1, resolution = $2, resolved_at = $3 \
+         WHERE id = $4 AND status = 'pending' AND (NOT $5 OR expires_at > $3) RETURNING ",
+        question_columns!()
+    ))
+    .bind(resolution.status.as_str())
+    .bind(encode(resolution)?)
+    .bind(resolution.at)
+    .bind(id.as_str())
+    .bind(by_person)
+    .fetch_optional(conn)
+    .await?;
+    row.map(QuestionRow::decode).transpose()
+}
+
+/// Saves `progress` if the question is pending and its progress is still
+/// `read` (compared as JSON values: `jsonb` equality ignores key order and
+/// spacing, and PostgreSQL compares against the row a concurrent save
+/// left); whether it did.
+async fn progress_cas(
+    conn: &mut sqlx::PgConnection,
+    id: &QuestionId,
+    read: &Answers,
+    progress: &Answers,
+) -> Result<bool, StoreError> {
+    let saved = sqlx::query(
+        "UPDATE questions SET progress = $1 WHERE id = $2 AND status = 'pending' AND progress::jsonb = $3::jsonb",
+    )
+    .bind(encode(progress)?)
+    .bind(id.as_str())
+    .bind(encode(read)?)
+    .execute(conn)
+    .await?;
+    Ok(saved.rows_affected() == 1)
+}
+
+/// Why [`progress_cas`] saved nothing: the progress changed (still pending),
+/// or the question ended (or is gone).
+async fn not_saved(conn: &mut sqlx::PgConnection, id: &QuestionId) -> Result<ProgressSaved, StoreError> {
+    let status: Option<String> = sqlx::query_scalar("SELECT status FROM questions WHERE id = $1")
+        .bind(id.as_str())
+        .fetch_optional(conn)
+        .await?;
+    Ok(match status {
+        Some(status) if status == QuestionStatus::Pending.as_str() => ProgressSaved::Changed,
+        _ => ProgressSaved::Ended,
+    })
 }
 
 /// Records an inbound event in a transaction; false when it was recorded

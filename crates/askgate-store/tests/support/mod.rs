@@ -114,21 +114,24 @@ impl Fresh {
     /// The one integer a query selects (`CAST(… AS BIGINT)` where
     /// PostgreSQL's type would be another).
     pub(crate) async fn int(&self, sql: &str) -> i64 {
-        let sql = AssertSqlSafe(sql.to_owned());
-        match &self.place {
-            Place::Sqlite { path, .. } => sqlx::query_scalar(sql)
-                .fetch_one(&mut raw_connection(path).await)
-                .await
-                .unwrap(),
-            Place::Postgres(schema) => sqlx::query_scalar(sql)
-                .fetch_one(&mut schema.connect().await)
-                .await
-                .unwrap(),
-        }
+        self.scalar(sql).await
     }
 
     /// The one text a query selects.
     pub(crate) async fn text(&self, sql: &str) -> String {
+        self.scalar(sql).await
+    }
+
+    /// The one value a query selects, of a type both databases decode.
+    async fn scalar<T>(&self, sql: &str) -> T
+    where
+        T: for<'r> sqlx::Decode<'r, sqlx::Sqlite>
+            + sqlx::Type<sqlx::Sqlite>
+            + for<'r> sqlx::Decode<'r, sqlx::Postgres>
+            + sqlx::Type<sqlx::Postgres>
+            + Send
+            + Unpin,
+    {
         let sql = AssertSqlSafe(sql.to_owned());
         match &self.place {
             Place::Sqlite { path, .. } => sqlx::query_scalar(sql)
