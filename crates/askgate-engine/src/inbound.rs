@@ -87,7 +87,8 @@ fn non_text_reply_to(kind: &InboundKind) -> Option<&MessageRef> {
     }
 }
 
-fn cursor_key(channel: &str) -> String {
+/// The setting that holds `channel`'s cursor ([`InboundSink::cursor`]).
+pub fn cursor_key(channel: &str) -> String {
     format!("cursor:{channel}")
 }
 

@@ -26,4 +26,5 @@ pub use engine::{
     Accepted, DirectAnswer, DirectItem, Engine, EngineError, Limits, NewQuestion, NoObserver, Observer,
     REDELIVER_AFTER, SWEEP_EVERY, SessionKind, Submitted, summary_of,
 };
+pub use inbound::cursor_key;
 pub use recipient::Recipient;

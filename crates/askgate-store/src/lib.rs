@@ -414,6 +414,19 @@ pub trait Store: Send + Sync + 'static {
     /// take it at once.
     async fn release_lease(&self, name: &str, owner: &str) -> Result<(), StoreError>;
 
+    /// [`Store::set_setting`] only while `owner` holds the lease `lease`
+    /// (not past its end at `now`), in one statement: a replica that lost a
+    /// platform connection's lease cannot move its cursor back over the new
+    /// holder's. Whether it was set.
+    async fn set_setting_leased(
+        &self,
+        key: &str,
+        value: &str,
+        lease: &str,
+        owner: &str,
+        now: Timestamp,
+    ) -> Result<bool, StoreError>;
+
     /// A small named value askgate keeps (generated secrets, a polling offset).
     async fn setting(&self, key: &str) -> Result<Option<String>, StoreError>;
 

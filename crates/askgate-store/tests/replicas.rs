@@ -253,6 +253,27 @@ async fn a_lease_is_held_by_one_store_at_a_time_until_it_lapses_or_is_released(f
     assert!(!store.try_lease("channel:tg", holder, 9_002, 15_002).await.unwrap());
     replicas.pick(1).release_lease("channel:tg", other).await.unwrap();
     assert!(store.try_lease("channel:tg", holder, 9_003, 15_003).await.unwrap());
+
+    // A cursor moves only for the lease's holder, and only before its end.
+    let moved = |store: Arc<dyn Store>, owner: &str, now: i64, value: &str| {
+        let (owner, value) = (owner.to_owned(), value.to_owned());
+        async move {
+            store
+                .set_setting_leased("cursor:tg", &value, "channel:tg", &owner, now)
+                .await
+                .unwrap()
+        }
+    };
+    assert!(moved(store.clone(), holder, 10_000, "42").await);
+    assert!(
+        !moved(replicas.pick(1), "replica-99", 10_000, "7").await,
+        "not the holder"
+    );
+    assert!(
+        !moved(store.clone(), holder, 15_003, "43").await,
+        "past the lease's end"
+    );
+    assert_eq!(store.setting("cursor:tg").await.unwrap().as_deref(), Some("42"));
 }
 
 /// A platform delivers one event 50 times at once (a retry while the first

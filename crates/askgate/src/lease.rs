@@ -6,15 +6,18 @@
 //! [`TTL`] + [`RENEW`] of the holder's death. A holder renews every
 //! [`RENEW`]; one that cannot (the database unreachable) stops the
 //! connection before its lease runs out, so that two never run at once
-//! while the clocks agree. On shutdown the lease is given up, and another
-//! replica takes the connection over at its next try.
+//! while the clocks agree, and its cursor (a Telegram update offset) moves
+//! only while it holds the lease. On shutdown the lease is given up, and
+//! another replica takes the connection over at its next try.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use askgate_adapter::{ChannelRuntime, Shutdown};
-use askgate_core::InboundSink;
+use askgate_core::channel::{Destination, InboundError, InboundEvent, InboundSink, MessageRef, Reaction};
+use askgate_core::{Locale, QuestionId};
 use askgate_store::{Store, Timestamp};
+use async_trait::async_trait;
 use tokio::sync::watch;
 use tracing::{info, warn};
 
@@ -63,7 +66,13 @@ pub(crate) async fn run_leased(
         };
         info!(%channel, "this replica holds the channel's connection");
         let (stop, stopped) = watch::channel(false);
-        let mut running = tokio::spawn(Arc::clone(&runtime).run(Arc::clone(&sink), Shutdown::new(stopped)));
+        let leased: Arc<dyn InboundSink> = Arc::new(LeasedSink {
+            sink: Arc::clone(&sink),
+            store: Arc::clone(&store),
+            lease: lease.clone(),
+            owner: owner.clone(),
+        });
+        let mut running = tokio::spawn(Arc::clone(&runtime).run(leased, Shutdown::new(stopped)));
         // Hold it: renew, until shut down, lost, or the connection ends by itself.
         let lost = loop {
             tokio::select! {
@@ -109,5 +118,50 @@ fn duration_ms(duration: Duration) -> i64 {
 async fn release(store: &dyn Store, lease: &str, owner: &str, channel: &str) {
     if let Err(error) = store.release_lease(lease, owner).await {
         warn!(%channel, %error, "could not give the channel's lease up; it runs out by itself");
+    }
+}
+
+/// The engine as the connection's holder sees it: its cursor moves only
+/// while this replica holds the lease (checked in the same statement), so
+/// a replica that lost the connection cannot move it back over the new
+/// holder's.
+struct LeasedSink {
+    sink: Arc<dyn InboundSink>,
+    store: Arc<dyn Store>,
+    lease: String,
+    owner: String,
+}
+
+#[async_trait]
+impl InboundSink for LeasedSink {
+    async fn handle(&self, channel: &str, event: InboundEvent) -> Result<Reaction, InboundError> {
+        self.sink.handle(channel, event).await
+    }
+
+    async fn attach(&self, channel: &str, question: &QuestionId, message: MessageRef) {
+        self.sink.attach(channel, question, message).await;
+    }
+
+    async fn cursor(&self, channel: &str) -> Option<String> {
+        self.sink.cursor(channel).await
+    }
+
+    async fn save_cursor(&self, channel: &str, cursor: &str) {
+        let key = askgate_engine::cursor_key(channel);
+        match self
+            .store
+            .set_setting_leased(&key, cursor, &self.lease, &self.owner, now())
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => {
+                warn!(%channel, "the channel's lease is no longer this replica's; its cursor is left as it is");
+            }
+            Err(error) => warn!(%channel, %error, "could not save the channel's cursor"),
+        }
+    }
+
+    fn stranger(&self, channel: &str, destination: &Destination) -> Option<Locale> {
+        self.sink.stranger(channel, destination)
     }
 }

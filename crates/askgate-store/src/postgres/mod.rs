@@ -508,6 +508,29 @@ impl Store for PgStore {
         Ok(())
     }
 
+    async fn set_setting_leased(
+        &self,
+        key: &str,
+        value: &str,
+        lease: &str,
+        owner: &str,
+        now: Timestamp,
+    ) -> Result<bool, StoreError> {
+        let set = sqlx::query(
+            "INSERT INTO settings (key, value) SELECT $1, $2 \
+             WHERE EXISTS (SELECT 1 FROM leases WHERE name = $3 AND owner = $4 AND until > $5) \
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(key)
+        .bind(value)
+        .bind(lease)
+        .bind(owner)
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        Ok(set.rows_affected() == 1)
+    }
+
     async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
         let value = sqlx::query_scalar("SELECT value FROM settings WHERE key = $1")
             .bind(key)

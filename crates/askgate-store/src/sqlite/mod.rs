@@ -480,6 +480,20 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn set_setting_leased(
+        &self,
+        key: &str,
+        value: &str,
+        lease: &str,
+        owner: &str,
+        now: Timestamp,
+    ) -> Result<bool, StoreError> {
+        let (key, value, lease, owner) = (key.to_owned(), value.to_owned(), lease.to_owned(), owner.to_owned());
+        self.writer
+            .write(move |conn| writes::set_setting_leased(conn, &key, &value, &lease, &owner, now))
+            .await
+    }
+
     async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
         let value = sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
             .bind(key)

@@ -403,6 +403,26 @@ pub(super) fn try_lease(
     Ok(taken == 1)
 }
 
+/// [`crate::Store::set_setting_leased`].
+pub(super) fn set_setting_leased(
+    conn: &Connection,
+    key: &str,
+    value: &str,
+    lease: &str,
+    owner: &str,
+    now: Timestamp,
+) -> Result<bool, StoreError> {
+    let set = conn
+        .prepare_cached(
+            "INSERT INTO settings (key, value) SELECT ?1, ?2 \
+             WHERE EXISTS (SELECT 1 FROM leases WHERE name = ?3 AND owner = ?4 AND until > ?5) \
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )
+        .and_then(|mut statement| statement.execute(params![key, value, lease, owner, now]))
+        .map_err(unavailable)?;
+    Ok(set == 1)
+}
+
 /// [`crate::Store::release_lease`].
 pub(super) fn release_lease(conn: &Connection, name: &str, owner: &str) -> Result<(), StoreError> {
     conn.prepare_cached("DELETE FROM leases WHERE name = ? AND owner = ?")
