@@ -185,6 +185,17 @@ pub trait Observer: Send + Sync + 'static {
     fn delivery_error(&self, _channel: &str, _error: &ChannelError) {}
 }
 
+/// What a live view hears from [`Engine::subscribe`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Update {
+    /// A question was asked or changed, as it is now.
+    Changed(Arc<QuestionRecord>),
+    /// Changes made elsewhere may have been lost (another replica's, while
+    /// the store's change feed was reconnecting): re-read what is shown.
+    Missed,
+}
+
 /// An observer that observes nothing.
 #[derive(Debug, Default)]
 pub struct NoObserver;
@@ -211,7 +222,7 @@ pub(crate) struct Inner {
     pub(crate) recipients: HashMap<String, Recipient>,
     pub(crate) clock: Clock,
     observer: Arc<dyn Observer>,
-    changes: broadcast::Sender<Arc<QuestionRecord>>,
+    changes: broadcast::Sender<Update>,
     /// One wake-up per question with waiting agents, so that an answer wakes
     /// only its own waiters (a shared channel would wake all of them).
     waiters: Mutex<HashMap<QuestionId, Arc<Waiter>>>,
@@ -434,14 +445,17 @@ impl Engine {
     async fn changed_elsewhere(&self, change: Change) {
         let ids = match change {
             Change::Question(id) => vec![id],
-            Change::Missed => self
-                .inner
-                .waiters
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .keys()
-                .cloned()
-                .collect(),
+            Change::Missed => {
+                // Live views re-read what they show.
+                let _ = self.inner.changes.send(Update::Missed);
+                self.inner
+                    .waiters
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .keys()
+                    .cloned()
+                    .collect()
+            }
             _ => Vec::new(),
         };
         for id in ids {
@@ -714,7 +728,7 @@ impl Engine {
     }
 
     /// Every change to any question, as it happens (for live views).
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<QuestionRecord>> {
+    pub fn subscribe(&self) -> broadcast::Receiver<Update> {
         self.inner.changes.subscribe()
     }
 
@@ -863,7 +877,7 @@ impl Engine {
 
     pub(crate) fn publish(&self, record: QuestionRecord) {
         // No subscriber is fine: nobody is watching.
-        let _ = self.inner.changes.send(Arc::new(record));
+        let _ = self.inner.changes.send(Update::Changed(Arc::new(record)));
     }
 
     async fn sleep_until_deadline(&self, at: Option<Timestamp>) {

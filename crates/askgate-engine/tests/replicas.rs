@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use askgate_core::QuestionId;
 use askgate_core::channel::UserRef;
-use askgate_engine::{Clock, DirectAnswer, DirectItem, Engine, REDELIVER_AFTER, SWEEP_EVERY, Submitted};
+use askgate_engine::{Clock, DirectAnswer, DirectItem, Engine, REDELIVER_AFTER, SWEEP_EVERY, Submitted, Update};
 use askgate_store::{PgStore, QuestionStatus};
 use askgate_testkit::FakeChannel;
 use askgate_testkit::postgres::Schema;
@@ -71,16 +71,19 @@ async fn until_status(engine: &Engine, id: &QuestionId, status: QuestionStatus) 
 
 /// Reads a live view until it tells of question `id` with `status`.
 async fn heard_as(
-    view: &mut tokio::sync::broadcast::Receiver<Arc<askgate_store::QuestionRecord>>,
+    view: &mut tokio::sync::broadcast::Receiver<askgate_engine::Update>,
     id: &QuestionId,
     status: QuestionStatus,
 ) {
     loop {
-        let record = tokio::time::timeout(PATIENCE, view.recv())
+        let update = tokio::time::timeout(PATIENCE, view.recv())
             .await
             .unwrap_or_else(|_| panic!("no change of {id} to {status} within {PATIENCE:?}"))
             .unwrap();
-        if &record.id == id && record.status == status {
+        if let Update::Changed(record) = update
+            && &record.id == id
+            && record.status == status
+        {
             return;
         }
     }
@@ -102,11 +105,7 @@ async fn an_answer_through_one_replica_ends_the_wait_held_by_the_other() {
         tokio::spawn(async move { engine.wait(&id, Duration::from_secs(3600)).await })
     };
     // A's own change first (the question asked).
-    let first = watching_a.recv().await.unwrap();
-    assert_eq!(
-        (first.id.clone(), first.status),
-        (asked.id.clone(), QuestionStatus::Pending)
-    );
+    heard_as(&mut watching_a, &asked.id, QuestionStatus::Pending).await;
 
     let answer = DirectAnswer::Answers(vec![DirectItem {
         id: "deploy".into(),
@@ -150,8 +149,9 @@ async fn questions_of_a_replica_that_is_gone_expire_on_time_on_the_other() {
     // B has heard of each (its timers hold their deadlines) before A dies.
     let mut unheard: std::collections::HashSet<QuestionId> = ids.iter().cloned().collect();
     while !unheard.is_empty() {
-        let record = tokio::time::timeout(PATIENCE, heard.recv()).await.unwrap().unwrap();
-        unheard.remove(&record.id);
+        if let Update::Changed(record) = tokio::time::timeout(PATIENCE, heard.recv()).await.unwrap().unwrap() {
+            unheard.remove(&record.id);
+        }
     }
     a.kill();
 
@@ -256,4 +256,57 @@ async fn a_prompt_left_undelivered_by_a_dead_replica_is_delivered_once_by_anothe
     assert!(stored.delivery.is_some_and(|delivery| delivery.complete));
     b.kill();
     c.kill();
+}
+
+/// When the store's change feed may have lost changes (its connection to
+/// PostgreSQL was cut and made again), the live views are told to re-read
+/// what they show, and a wait whose answer came meanwhile ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_the_feed_lost_its_connection_views_re_read_and_waits_catch_up() {
+    let schema = Schema::create().await;
+    let clock = Clock::manual(START);
+    let (a, b) = (
+        Replica::start(&schema, &clock).await,
+        Replica::start(&schema, &clock).await,
+    );
+    let mut watching_a = a.engine.subscribe();
+    let asked = a.engine.ask(question("alice", single())).await.unwrap();
+    let waiting = {
+        let (engine, id) = (a.engine.clone(), asked.id.clone());
+        tokio::spawn(async move { engine.wait(&id, Duration::from_secs(3600)).await })
+    };
+    // A's listening connection is cut, and B answers while it is down
+    // (its notification, if sent before A listens again, is lost).
+    // (This schema's listeners only: other tests run beside this one.)
+    schema
+        .execute(&format!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE query = 'LISTEN \"askgate:{}\"' AND pid <> pg_backend_pid()",
+            schema.name()
+        ))
+        .await;
+    let skipped = b
+        .engine
+        .submit("alice", &asked.id, alice(), DirectAnswer::Skip)
+        .await
+        .unwrap();
+    assert!(matches!(skipped, Submitted::Resolved(_)), "{skipped:?}");
+    let ended = tokio::time::timeout(PATIENCE, waiting)
+        .await
+        .expect("the wait on A ends")
+        .unwrap()
+        .unwrap();
+    assert_eq!(ended.status, QuestionStatus::Skipped);
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let update = tokio::time::timeout_at(deadline, watching_a.recv())
+            .await
+            .expect("A's views are told to re-read")
+            .unwrap();
+        if matches!(update, Update::Missed) {
+            break;
+        }
+    }
+    a.kill();
+    b.kill();
 }

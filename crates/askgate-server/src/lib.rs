@@ -168,7 +168,7 @@ impl AppState {
     /// `None` once the server shuts down or the engine is gone.
     pub(crate) async fn next_change(
         &self,
-        changes: &mut tokio::sync::broadcast::Receiver<Arc<askgate_store::QuestionRecord>>,
+        changes: &mut tokio::sync::broadcast::Receiver<askgate_engine::Update>,
         matches: impl Fn(&askgate_store::QuestionRecord) -> bool,
     ) -> Option<Change> {
         use tokio::sync::broadcast::error::RecvError;
@@ -178,9 +178,11 @@ impl AppState {
                 () = self.stopped() => return None,
             };
             match change {
-                Ok(record) if matches(&record) => return Some(Change::Matching(record)),
+                Ok(askgate_engine::Update::Changed(record)) if matches(&record) => {
+                    return Some(Change::Matching(record));
+                }
+                Ok(askgate_engine::Update::Missed) | Err(RecvError::Lagged(_)) => return Some(Change::Missed),
                 Ok(_) => {}
-                Err(RecvError::Lagged(_)) => return Some(Change::Missed),
                 Err(RecvError::Closed) => return None,
             }
         }
