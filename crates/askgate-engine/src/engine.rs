@@ -444,7 +444,29 @@ impl Engine {
     /// with agents waiting here is read again.
     async fn changed_elsewhere(&self, change: Change) {
         let ids = match change {
-            Change::Question(id) => vec![id],
+            Change::Question(changed) => {
+                // The notification says enough for the timers; the question
+                // is read only for agents waiting on it here or live views.
+                let watched = self.inner.changes.receiver_count() > 0;
+                if changed.status.is_final() {
+                    self.lock_deadlines().remove(&(changed.expires_at, changed.id.clone()));
+                    let waiting = self
+                        .inner
+                        .waiters
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .contains_key(&changed.id);
+                    if !waiting && !watched {
+                        return;
+                    }
+                } else {
+                    self.add_deadline(changed.expires_at, changed.id.clone());
+                    if !watched {
+                        return;
+                    }
+                }
+                vec![changed.id]
+            }
             Change::Missed => {
                 // Live views re-read what they show.
                 let _ = self.inner.changes.send(Update::Missed);

@@ -221,11 +221,22 @@ pub struct Pruned {
 #[non_exhaustive]
 pub enum Change {
     /// This question was stored, or its status, progress or delivery changed.
-    Question(QuestionId),
+    Question(Changed),
     /// The feed was interrupted (its connection was lost and made again):
     /// changes in between are not known, and whoever depends on them reads
     /// again.
     Missed,
+}
+
+/// A question another process changed, as its notification tells it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Changed {
+    /// The question.
+    pub id: QuestionId,
+    /// Its status after the change.
+    pub status: QuestionStatus,
+    /// Its deadline.
+    pub expires_at: Timestamp,
 }
 
 /// Persistence of questions, as the engine needs it.

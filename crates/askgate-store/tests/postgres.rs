@@ -6,7 +6,7 @@ mod support;
 use std::time::Duration;
 
 use askgate_core::QuestionId;
-use askgate_store::{Change, PgStore, QuestionStatus, Resolution, SqliteStore, Store, StoreError};
+use askgate_store::{Change, Changed, PgStore, QuestionStatus, Resolution, SqliteStore, Store, StoreError};
 use askgate_testkit::postgres::{Schema, server_url};
 use support::question;
 use tokio::sync::broadcast;
@@ -97,7 +97,11 @@ async fn the_feed_tells_another_stores_changes_but_not_its_own_nor_another_schem
     b.insert(&question("b1", 1)).await.unwrap();
     assert_eq!(
         next_change(&mut feed).await,
-        Change::Question(QuestionId::parse("b1").unwrap())
+        Change::Question(Changed {
+            id: QuestionId::parse("b1").unwrap(),
+            status: QuestionStatus::Pending,
+            expires_at: 600_001,
+        })
     );
 
     let answered = Resolution {
@@ -118,7 +122,11 @@ async fn the_feed_tells_another_stores_changes_but_not_its_own_nor_another_schem
         .unwrap();
     assert_eq!(
         next_change(&mut feed).await,
-        Change::Question(QuestionId::parse("b1").unwrap())
+        Change::Question(Changed {
+            id: QuestionId::parse("b1").unwrap(),
+            status: QuestionStatus::Answered,
+            expires_at: 600_001,
+        })
     );
     assert!(
         feed.try_recv().is_err(),

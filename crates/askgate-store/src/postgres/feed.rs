@@ -1,7 +1,8 @@
 //! The change feed on PostgreSQL ([`crate::Store::changes`]): one connection
 //! that `LISTEN`s on the schema's channel (`askgate:<schema>`), which a
 //! trigger on `questions` notifies when a transaction that stored or changed
-//! a question commits (migration `0002_changes.sql`). Each store writes
+//! a question commits (migrations `0002_changes.sql`, `0004_change_payload.sql`:
+//! the writer, the id, the status and the deadline). Each store writes
 //! under an application name of its own, so the feed passes on the other
 //! stores' changes and drops its own (the engine has handled those already).
 //!
@@ -17,7 +18,9 @@ use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 use tracing::warn;
 
-use crate::{Change, StoreError};
+use std::str::FromStr as _;
+
+use crate::{Change, Changed, QuestionStatus, StoreError};
 
 /// Changes kept for a subscriber that has not read them yet; one that falls
 /// further behind is told it lagged.
@@ -63,15 +66,14 @@ async fn run(mut listener: PgListener, sender: broadcast::Sender<Change>, me: St
         match listener.try_recv().await {
             Ok(Some(notification)) => {
                 failures = 0;
-                let Some((from, id)) = notification.payload().split_once(' ') else {
-                    continue;
-                };
-                if from == me {
-                    continue;
-                }
-                match QuestionId::parse(id) {
-                    Ok(id) => drop(sender.send(Change::Question(id))),
-                    Err(_) => warn!(channel = "postgres", id, "a change notification names no question id"),
+                match parse(notification.payload()) {
+                    Some((from, _)) if from == me => {}
+                    Some((_, changed)) => drop(sender.send(Change::Question(changed))),
+                    None => warn!(
+                        channel = "postgres",
+                        payload = notification.payload(),
+                        "a change notification askgate cannot read"
+                    ),
                 }
             }
             Ok(None) => {
@@ -91,4 +93,17 @@ async fn run(mut listener: PgListener, sender: broadcast::Sender<Change>, me: St
             }
         }
     }
+}
+
+/// A notification's payload: `<application name> <id> <status> <expires_at>`
+/// (migration `0004_change_payload.sql`).
+fn parse(payload: &str) -> Option<(&str, Changed)> {
+    let mut parts = payload.split(' ');
+    let (from, id, status, expires_at) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    let changed = Changed {
+        id: QuestionId::parse(id).ok()?,
+        status: QuestionStatus::from_str(status).ok()?,
+        expires_at: expires_at.parse().ok()?,
+    };
+    Some((from, changed))
 }
