@@ -10,10 +10,11 @@
 //! to store it is shown to the person as a "not saved, try again" notice and
 //! `take` returns `Ok`: holding back the acknowledgement would help no one.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
-use askgate_core::channel::{InboundError, InboundEvent, InboundSink, Reaction};
+use askgate_core::channel::{Destination, InboundError, InboundEvent, InboundKind, InboundSink, Reaction};
 use async_trait::async_trait;
 use tracing::{info, warn};
 
@@ -78,10 +79,25 @@ pub enum Taken {
     NotSaved,
 }
 
+/// How often a conversation that is no recipient's is told its block
+/// unasked: once, then again only after this long (someone typing into the
+/// bot's DM would otherwise get the block after every message). A greeting
+/// (`/start`, `@askgate id`) is always answered: it asks for it.
+pub const INTRODUCE_EVERY: Duration = Duration::from_secs(10 * 60);
+
+/// Conversations told their block, and when, kept at most this many (the
+/// oldest go first).
+const INTRODUCED_KEPT: usize = 10_000;
+
+/// When each conversation (and thread) was last told its block.
+type Told = HashMap<(String, Option<String>), Instant>;
+
 /// Drives events of one channel into the engine. Cheap to clone.
 pub struct Driver<I: Inbound> {
     inbound: Arc<I>,
     sink: Arc<dyn InboundSink>,
+    /// When each conversation (and thread) was last told its block.
+    introduced: Arc<Mutex<Told>>,
 }
 
 impl<I: Inbound> Clone for Driver<I> {
@@ -89,6 +105,7 @@ impl<I: Inbound> Clone for Driver<I> {
         Self {
             inbound: Arc::clone(&self.inbound),
             sink: Arc::clone(&self.sink),
+            introduced: Arc::clone(&self.introduced),
         }
     }
 }
@@ -96,7 +113,11 @@ impl<I: Inbound> Clone for Driver<I> {
 impl<I: Inbound> Driver<I> {
     /// A driver of `inbound`'s events into `sink` (the engine).
     pub fn new(inbound: Arc<I>, sink: Arc<dyn InboundSink>) -> Self {
-        Self { inbound, sink }
+        Self {
+            inbound,
+            sink,
+            introduced: Arc::default(),
+        }
     }
 
     /// The adapter's inbound side.
@@ -142,12 +163,19 @@ impl<I: Inbound> Driver<I> {
     /// wrote to the bot (`docs/adapter-spec.md` §4.10), decided from the
     /// configuration alone: nothing is stored, and the engine never sees
     /// the event. Logged, so the admin finds the ids in the log too.
+    /// [`Reaction::Nothing`] (only the acknowledgement) for a stranger's
+    /// conversation told within [`INTRODUCE_EVERY`] that did not ask;
+    /// `None` when the event is for the engine.
     fn introduce(&self, event: &InboundEvent) -> Option<Reaction> {
         if !introduce::is_introduced(event) {
             return None;
         }
         let introduction = self.inbound.introduction(event)?;
         let locale = self.sink.stranger(self.inbound.name(), &introduction.destination)?;
+        let asked = matches!(event.kind, InboundKind::Greeting { .. });
+        if !self.due(&introduction.destination, asked) {
+            return Some(Reaction::Nothing);
+        }
         let snippet = introduce::snippet(self.inbound.name(), event, &introduction.keys);
         info!(
             channel = self.inbound.name(),
@@ -161,6 +189,34 @@ impl<I: Inbound> Driver<I> {
             text: locale.chrome().introduce().to_owned(),
             snippet,
         })
+    }
+
+    /// Whether `destination` is to be told its block now (asked for, or
+    /// not told within [`INTRODUCE_EVERY`]), noting that it is.
+    fn due(&self, destination: &Destination, asked: bool) -> bool {
+        let now = Instant::now();
+        let key = (destination.conversation.clone(), destination.thread.clone());
+        let mut introduced = self.introduced.lock().unwrap_or_else(PoisonError::into_inner);
+        if !asked
+            && introduced
+                .get(&key)
+                .is_some_and(|told| now.duration_since(*told) < INTRODUCE_EVERY)
+        {
+            return false;
+        }
+        if introduced.len() >= INTRODUCED_KEPT {
+            introduced.retain(|_, told| now.duration_since(*told) < INTRODUCE_EVERY);
+            if introduced.len() >= INTRODUCED_KEPT
+                && let Some(oldest) = introduced
+                    .iter()
+                    .min_by_key(|(_, told)| **told)
+                    .map(|(key, _)| key.clone())
+            {
+                introduced.remove(&oldest);
+            }
+        }
+        introduced.insert(key, now);
+        true
     }
 
     async fn handle(&self, event: InboundEvent, ack: &I::Ack) -> Result<Reaction, InboundError> {
@@ -234,11 +290,12 @@ mod tests {
                 conversation: "c".into(),
                 message: "m".into(),
             };
-            // "hello" and "known": a typed message in a DM no recipient has,
-            // and in one a recipient has; anything else a tap.
+            // "hello", "hi" and "known": a typed message in a DM no
+            // recipient has, another, and one a recipient has; "greet" a
+            // greeting in a DM no recipient has; anything else a tap.
             let (conversation, kind) = match *update {
                 "ignore" => return None,
-                "hello" | "known" => (
+                "hello" | "hi" | "known" => (
                     *update,
                     InboundKind::TextReply {
                         message,
@@ -246,6 +303,7 @@ mod tests {
                         reply_to: None,
                     },
                 ),
+                "greet" => ("greet", InboundKind::Greeting { message }),
                 _ => (
                     "c",
                     InboundKind::ButtonPressed {
@@ -363,6 +421,41 @@ mod tests {
         let quick = Recording::new(true, None);
         assert_eq!(driver_of(&quick).take(&"known").await, Ok(Taken::Handled));
         assert_eq!(quick.shown(), ["known: Answer submitted"]);
+    }
+
+    /// Someone typing into the bot's DM gets the block once, not after
+    /// every message; asking for it (a greeting) always gets it.
+    #[tokio::test]
+    async fn a_stranger_is_told_the_block_once_unasked_and_whenever_they_ask() {
+        let inbound = Recording::new(true, None);
+        let driver = driver_of(&inbound);
+        for _ in 0..3 {
+            assert_eq!(driver.take(&"hello").await, Ok(Taken::Handled));
+        }
+        let shown = inbound.shown();
+        assert_eq!(shown.len(), 3, "{shown:?}");
+        assert!(shown[0].starts_with("hello: [recipients.alice]"), "{shown:?}");
+        assert_eq!(shown[1..], ["hello: Nothing", "hello: Nothing"]);
+        // Another conversation is told its own block.
+        assert_eq!(driver.take(&"hi").await, Ok(Taken::Handled));
+        assert!(
+            inbound.shown()[3].starts_with("hi: [recipients.alice]"),
+            "{:?}",
+            inbound.shown()
+        );
+        // A greeting asks for it: told again at once.
+        assert_eq!(driver.take(&"greet").await, Ok(Taken::Handled));
+        assert!(
+            inbound.shown()[4].starts_with("greet: [recipients.alice]"),
+            "{:?}",
+            inbound.shown()
+        );
+        assert_eq!(driver.take(&"greet").await, Ok(Taken::Handled));
+        assert!(
+            inbound.shown()[5].starts_with("greet: [recipients.alice]"),
+            "{:?}",
+            inbound.shown()
+        );
     }
 
     fn driver_of(inbound: &Arc<Recording>) -> Driver<Recording> {
