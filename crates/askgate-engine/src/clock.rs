@@ -53,12 +53,16 @@ impl Clock {
         }
     }
 
+    /// The time `by` from now.
+    pub fn after(&self, by: Duration) -> Timestamp {
+        self.now().saturating_add(millis(by))
+    }
+
     /// Moves a manual clock forward, waking whatever sleeps until then.
     /// The system clock ignores it.
     pub fn advance(&self, by: Duration) {
         if let Source::Manual(manual) = &self.0 {
-            let by = i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
-            manual.now.fetch_add(by, Ordering::SeqCst);
+            manual.now.fetch_add(millis(by), Ordering::SeqCst);
             manual.moved.notify_waiters();
         }
     }
@@ -82,7 +86,11 @@ impl Clock {
 
     /// Sleeps for `duration` of this clock's time.
     pub async fn sleep(&self, duration: Duration) {
-        let by = i64::try_from(duration.as_millis()).unwrap_or(i64::MAX);
-        self.sleep_until(self.now().saturating_add(by)).await;
+        self.sleep_until(self.after(duration)).await;
     }
+}
+
+/// `duration` in the clock's unit, milliseconds (saturating).
+pub fn millis(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
 }

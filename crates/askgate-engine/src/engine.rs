@@ -18,7 +18,7 @@ use sha2::Digest as _;
 use tokio::sync::{Notify, broadcast};
 use tracing::{info, warn};
 
-use crate::clock::Clock;
+use crate::clock::{Clock, millis};
 use crate::recipient::Recipient;
 
 /// How many pending questions start-up reads at a time.
@@ -426,7 +426,7 @@ impl Engine {
                                 let pause = backoff(*attempt).min(EXPIRY_RETRY_MAX);
                                 *attempt += 1;
                                 warn!(question = %id, %error, retry_in = ?pause, "could not expire a question; trying again");
-                                let retry_at = self.inner.clock.now() + i64::try_from(pause.as_millis()).unwrap_or(i64::MAX);
+                                let retry_at = self.inner.clock.after(pause);
                                 self.lock_deadlines().insert((retry_at, id));
                             }
                         }
@@ -507,7 +507,7 @@ impl Engine {
     async fn sweep(&self) {
         self.expire_due().await;
         let now = self.inner.clock.now();
-        let asked_before = now.saturating_sub(i64::try_from(REDELIVER_AFTER.as_millis()).unwrap_or(i64::MAX));
+        let asked_before = now.saturating_sub(millis(REDELIVER_AFTER));
         let left = match self.inner.store.undelivered(asked_before, SWEEP_BATCH).await {
             Ok(left) => left,
             Err(error) => {
@@ -520,7 +520,7 @@ impl Engine {
                 continue;
             }
             let lease = format!("deliver:{}", record.id);
-            let until = now.saturating_add(i64::try_from(REDELIVER_AFTER.as_millis()).unwrap_or(i64::MAX));
+            let until = now.saturating_add(millis(REDELIVER_AFTER));
             match self
                 .inner
                 .store

@@ -27,7 +27,7 @@ impl Engine {
     /// Deletes everything older than `retention`, batch by batch, and says
     /// how much went.
     pub async fn prune_once(&self, retention: Duration) -> Result<Pruned, EngineError> {
-        let keep = i64::try_from(retention.as_millis()).unwrap_or(i64::MAX);
+        let keep = crate::clock::millis(retention);
         let before = self.inner.clock.now().saturating_sub(keep);
         let mut total = Pruned::default();
         loop {

@@ -13,12 +13,15 @@ use std::time::Duration;
 
 use askgate_core::QuestionId;
 use askgate_core::channel::UserRef;
-use askgate_engine::{Clock, DirectAnswer, DirectItem, Engine, REDELIVER_AFTER, SWEEP_EVERY, Submitted, Update};
-use askgate_store::{PgStore, QuestionStatus};
+use askgate_engine::{
+    Clock, DirectAnswer, DirectItem, Engine, EngineError, REDELIVER_AFTER, SWEEP_EVERY, Submitted, Update,
+};
+use askgate_store::{PgStore, QuestionRecord, QuestionStatus};
 use askgate_testkit::FakeChannel;
 use askgate_testkit::postgres::Schema;
 use support::{PATIENCE, START, question, single};
 use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 
 /// One replica: an engine on its own store (connection pool, change feed)
 /// and its own channel, with its timers running until it is stopped.
@@ -69,6 +72,30 @@ async fn until_status(engine: &Engine, id: &QuestionId, status: QuestionStatus) 
     }
 }
 
+/// Two replicas on a new schema, on one manual clock.
+async fn two_replicas() -> (Schema, Clock, Replica, Replica) {
+    let schema = Schema::create().await;
+    let clock = Clock::manual(START);
+    let first = Replica::start(&schema, &clock).await;
+    let second = Replica::start(&schema, &clock).await;
+    (schema, clock, first, second)
+}
+
+/// An agent waiting (up to an hour) on `engine` for question `id`.
+fn wait_in_background(engine: &Engine, id: &QuestionId) -> JoinHandle<Result<QuestionRecord, EngineError>> {
+    let (engine, id) = (engine.clone(), id.clone());
+    tokio::spawn(async move { engine.wait(&id, Duration::from_secs(3600)).await })
+}
+
+/// What the waiting agent got, which must come within `PATIENCE`.
+async fn ended_wait(waiting: JoinHandle<Result<QuestionRecord, EngineError>>) -> QuestionRecord {
+    tokio::time::timeout(PATIENCE, waiting)
+        .await
+        .expect("the wait ends")
+        .unwrap()
+        .unwrap()
+}
+
 /// Reads a live view until it tells of question `id` with `status`.
 async fn heard_as(
     view: &mut tokio::sync::broadcast::Receiver<askgate_engine::Update>,
@@ -91,19 +118,11 @@ async fn heard_as(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_through_one_replica_ends_the_wait_held_by_the_other() {
-    let schema = Schema::create().await;
-    let clock = Clock::manual(START);
-    let (a, b) = (
-        Replica::start(&schema, &clock).await,
-        Replica::start(&schema, &clock).await,
-    );
+    let (_schema, _clock, a, b) = two_replicas().await;
     let mut watching_a = a.engine.subscribe();
 
     let asked = a.engine.ask(question("alice", single())).await.unwrap();
-    let waiting = {
-        let (engine, id) = (a.engine.clone(), asked.id.clone());
-        tokio::spawn(async move { engine.wait(&id, Duration::from_secs(3600)).await })
-    };
+    let waiting = wait_in_background(&a.engine, &asked.id);
     // A's own change first (the question asked).
     heard_as(&mut watching_a, &asked.id, QuestionStatus::Pending).await;
 
@@ -116,11 +135,7 @@ async fn an_answer_through_one_replica_ends_the_wait_held_by_the_other() {
     assert!(matches!(submitted, Submitted::Resolved(_)), "{submitted:?}");
 
     // The wait held by A returns with the exact result, without A's clock moving.
-    let ended = tokio::time::timeout(PATIENCE, waiting)
-        .await
-        .expect("the wait on A ends")
-        .unwrap()
-        .unwrap();
+    let ended = ended_wait(waiting).await;
     assert_eq!(ended.status, QuestionStatus::Answered);
     assert_eq!(
         support::result(&ended),
@@ -135,12 +150,7 @@ async fn an_answer_through_one_replica_ends_the_wait_held_by_the_other() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn questions_of_a_replica_that_is_gone_expire_on_time_on_the_other() {
-    let schema = Schema::create().await;
-    let clock = Clock::manual(START);
-    let (a, b) = (
-        Replica::start(&schema, &clock).await,
-        Replica::start(&schema, &clock).await,
-    );
+    let (_schema, clock, a, b) = two_replicas().await;
     let mut heard = b.engine.subscribe();
     let mut ids = Vec::new();
     for _ in 0..5 {
@@ -201,12 +211,7 @@ async fn the_sweep_expires_a_due_question_nobody_told_this_replica_of() {
 /// none before, while its asker might still be sending it).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prompt_left_undelivered_by_a_dead_replica_is_delivered_once_by_another() {
-    let schema = Schema::create().await;
-    let clock = Clock::manual(START);
-    let (b, c) = (
-        Replica::start(&schema, &clock).await,
-        Replica::start(&schema, &clock).await,
-    );
+    let (schema, clock, b, c) = two_replicas().await;
     // What a replica that died before delivering would leave: the question
     // stored with no delivery. (B asks and delivers it; the delivery is then
     // taken back, as if B had died first.)
@@ -263,18 +268,10 @@ async fn a_prompt_left_undelivered_by_a_dead_replica_is_delivered_once_by_anothe
 /// what they show, and a wait whose answer came meanwhile ends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_the_feed_lost_its_connection_views_re_read_and_waits_catch_up() {
-    let schema = Schema::create().await;
-    let clock = Clock::manual(START);
-    let (a, b) = (
-        Replica::start(&schema, &clock).await,
-        Replica::start(&schema, &clock).await,
-    );
+    let (schema, _clock, a, b) = two_replicas().await;
     let mut watching_a = a.engine.subscribe();
     let asked = a.engine.ask(question("alice", single())).await.unwrap();
-    let waiting = {
-        let (engine, id) = (a.engine.clone(), asked.id.clone());
-        tokio::spawn(async move { engine.wait(&id, Duration::from_secs(3600)).await })
-    };
+    let waiting = wait_in_background(&a.engine, &asked.id);
     // A's listening connection is cut, and B answers while it is down
     // (its notification, if sent before A listens again, is lost).
     // (This schema's listeners only: other tests run beside this one.)
@@ -291,11 +288,7 @@ async fn after_the_feed_lost_its_connection_views_re_read_and_waits_catch_up() {
         .await
         .unwrap();
     assert!(matches!(skipped, Submitted::Resolved(_)), "{skipped:?}");
-    let ended = tokio::time::timeout(PATIENCE, waiting)
-        .await
-        .expect("the wait on A ends")
-        .unwrap()
-        .unwrap();
+    let ended = ended_wait(waiting).await;
     assert_eq!(ended.status, QuestionStatus::Skipped);
     let deadline = tokio::time::Instant::now() + PATIENCE;
     loop {

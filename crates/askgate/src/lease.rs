@@ -11,11 +11,12 @@
 //! another replica takes the connection over at its next try.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use askgate_adapter::{ChannelRuntime, Shutdown};
 use askgate_core::channel::{Destination, InboundError, InboundEvent, InboundSink, MessageRef, Reaction};
 use askgate_core::{Locale, QuestionId};
+use askgate_engine::Clock;
 use askgate_store::{Store, Timestamp};
 use async_trait::async_trait;
 use tokio::sync::watch;
@@ -30,13 +31,9 @@ pub(crate) const RENEW: Duration = Duration::from_secs(2);
 /// How long a connection gets to stop once its lease is lost.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
+/// Leases compare the replicas' clocks: the system clock.
 fn now() -> Timestamp {
-    let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
-    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
-}
-
-fn later(by: Duration) -> Timestamp {
-    now().saturating_add(i64::try_from(by.as_millis()).unwrap_or(i64::MAX))
+    Clock::system().now()
 }
 
 /// Runs `runtime`'s connection while this replica (`owner`) holds its lease,
@@ -53,7 +50,7 @@ pub(crate) async fn run_leased(
     loop {
         // Wait for the lease.
         let mut held_until = loop {
-            let until = later(TTL);
+            let until = Clock::system().after(TTL);
             match store.try_lease(&lease, &owner, now(), until).await {
                 Ok(true) => break until,
                 Ok(false) => {}
@@ -82,12 +79,12 @@ pub(crate) async fn run_leased(
                     return;
                 }
                 () = tokio::time::sleep(RENEW) => {
-                    let until = later(TTL);
+                    let until = Clock::system().after(TTL);
                     match store.try_lease(&lease, &owner, now(), until).await {
                         Ok(true) => held_until = until,
                         Ok(false) => break true,
                         // Still ours until it runs out; stop before then.
-                        Err(error) if now().saturating_add(duration_ms(RENEW)) < held_until => {
+                        Err(error) if Clock::system().after(RENEW) < held_until => {
                             warn!(%channel, %error, "could not renew the channel's lease; trying again");
                         }
                         Err(error) => {
@@ -109,10 +106,6 @@ pub(crate) async fn run_leased(
         }
         warn!(%channel, "the channel's lease was lost; another replica holds the connection now");
     }
-}
-
-fn duration_ms(duration: Duration) -> i64 {
-    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
 }
 
 async fn release(store: &dyn Store, lease: &str, owner: &str, channel: &str) {
