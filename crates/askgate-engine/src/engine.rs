@@ -228,9 +228,6 @@ pub(crate) struct Inner {
     waiters: Mutex<HashMap<QuestionId, Arc<Waiter>>>,
     deadlines: Mutex<BTreeSet<(Timestamp, QuestionId)>>,
     deadline_added: Notify,
-    /// This engine's name among the replicas of a shared store (the owner
-    /// of the leases it takes).
-    instance: String,
     limits: Mutex<Limits>,
     /// Conversations where a free-text input (Telegram's force-reply) was
     /// just opened and its message is not attached yet, by (channel,
@@ -302,7 +299,6 @@ impl Engine {
                 waiters: Mutex::new(HashMap::new()),
                 deadlines: Mutex::new(BTreeSet::new()),
                 deadline_added: Notify::new(),
-                instance: format!("engine-{}", ulid::Ulid::new().to_string().to_lowercase()),
                 limits: Mutex::new(Limits::default()),
                 opening: Mutex::new(HashMap::new()),
             }),
@@ -521,12 +517,11 @@ impl Engine {
             }
             let lease = format!("deliver:{}", record.id);
             let until = now.saturating_add(millis(REDELIVER_AFTER));
-            match self
-                .inner
-                .store
-                .try_lease(&lease, &self.inner.instance, now, until)
-                .await
-            {
+            // An owner of this attempt's own: the lease is taken only when
+            // free, never renewed, so that this replica's next sweep does
+            // not deliver again while this delivery is on its way.
+            let attempt = format!("sweep-{}", ulid::Ulid::new().to_string().to_lowercase());
+            match self.inner.store.try_lease(&lease, &attempt, now, until).await {
                 Ok(true) => {
                     info!(question = %record.id, channel = %record.channel, "delivering a prompt its replica left undelivered");
                     self.spawn_delivery(record);

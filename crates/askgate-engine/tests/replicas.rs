@@ -234,6 +234,11 @@ async fn a_prompt_left_undelivered_by_a_dead_replica_is_delivered_once_by_anothe
         ))
         .await;
     let sent_before = b.chat.deliveries().len() + c.chat.deliveries().len();
+    // The platform answers the re-delivery slowly: sweeps go on meanwhile,
+    // and must not deliver it again while it is on its way.
+    for chat in [&b.chat, &c.chat] {
+        chat.hold_deliveries(Duration::from_millis(1500));
+    }
 
     clock.advance(REDELIVER_AFTER.saturating_sub(Duration::from_secs(5)));
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -257,8 +262,14 @@ async fn a_prompt_left_undelivered_by_a_dead_replica_is_delivered_once_by_anothe
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert_eq!(b.chat.deliveries().len() + c.chat.deliveries().len(), sent_before + 1);
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while b.engine.get(&record.id).await.unwrap().unwrap().delivery.is_none() {
+        assert!(tokio::time::Instant::now() < deadline, "the re-delivery was never recorded");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let stored = b.engine.get(&record.id).await.unwrap().unwrap();
     assert!(stored.delivery.is_some_and(|delivery| delivery.complete));
+    assert_eq!(b.chat.deliveries().len() + c.chat.deliveries().len(), sent_before + 1);
     b.kill();
     c.kill();
 }
