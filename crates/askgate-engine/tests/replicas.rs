@@ -264,7 +264,10 @@ async fn a_prompt_left_undelivered_by_a_dead_replica_is_delivered_once_by_anothe
     assert_eq!(b.chat.deliveries().len() + c.chat.deliveries().len(), sent_before + 1);
     let deadline = tokio::time::Instant::now() + PATIENCE;
     while b.engine.get(&record.id).await.unwrap().unwrap().delivery.is_none() {
-        assert!(tokio::time::Instant::now() < deadline, "the re-delivery was never recorded");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the re-delivery was never recorded"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let stored = b.engine.get(&record.id).await.unwrap().unwrap();
