@@ -14,124 +14,15 @@
 
 mod support;
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
+use support::browser::{KillOnDrop, collect, ensure_chromium, ensure_node, ensure_playwright};
 use support::{AGENT_TOKEN, ME_KEY, Server, repo_root};
 
-const CHROMIUM: &str = "/usr/bin/chromium";
 /// The recipient of the harness configuration whose page key is `ME_KEY`.
 const RECIPIENT: &str = "me";
 const BROWSER_TIMEOUT: Duration = Duration::from_mins(5);
-
-/// Runs a setup command, failing the test with its output when it fails.
-fn run_setup(what: &str, command: &mut Command) {
-    println!("browser test setup: {what}");
-    let output = command
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|error| panic!("browser test setup: could not run {what}: {error}"));
-    assert!(
-        output.status.success(),
-        "browser test setup: {what} failed ({}).\nstdout:\n{}\nstderr:\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).trim() == "0")
-}
-
-fn ensure_chromium() {
-    if Path::new(CHROMIUM).exists() {
-        return;
-    }
-    assert!(
-        is_root(),
-        "the browser test needs Chromium at {CHROMIUM}, and it is missing. Install it with:\n    \
-         sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y chromium"
-    );
-    run_setup(
-        "apt-get update",
-        Command::new("apt-get")
-            .arg("update")
-            .env("DEBIAN_FRONTEND", "noninteractive"),
-    );
-    run_setup(
-        "apt-get install -y chromium",
-        Command::new("apt-get")
-            .args(["install", "-y", "chromium"])
-            .env("DEBIAN_FRONTEND", "noninteractive"),
-    );
-    assert!(
-        Path::new(CHROMIUM).exists(),
-        "apt-get installed chromium, but {CHROMIUM} is still missing"
-    );
-}
-
-fn ensure_playwright(browser_dir: &Path) {
-    if browser_dir.join("node_modules").join("playwright-core").exists() {
-        return;
-    }
-    let npm = Command::new("npm").arg("--version").output();
-    assert!(
-        npm.is_ok_and(|output| output.status.success()),
-        "the browser test needs npm to install playwright-core into {}, and npm is missing. Install it with:\n    \
-         sudo apt-get install -y npm\nthen run:\n    cd {} && npm ci",
-        browser_dir.display(),
-        browser_dir.display()
-    );
-    run_setup(
-        "npm ci (tests/browser)",
-        Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund"])
-            .current_dir(browser_dir),
-    );
-}
-
-fn ensure_node() {
-    let node = Command::new("node").arg("--version").output();
-    assert!(
-        node.is_ok_and(|output| output.status.success()),
-        "the browser test needs Node.js 20 or later (`node`), and it is missing. Install it with:\n    \
-         sudo apt-get install -y nodejs npm"
-    );
-}
-
-/// A child process that is killed when the test ends, a panic included.
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Collects everything a pipe says, in the background.
-fn collect(mut pipe: impl std::io::Read + Send + 'static) -> Arc<Mutex<String>> {
-    let text = Arc::new(Mutex::new(String::new()));
-    let sink = Arc::clone(&text);
-    thread::spawn(move || {
-        let mut buffer = [0_u8; 4096];
-        while let Ok(read) = pipe.read(&mut buffer) {
-            if read == 0 {
-                break;
-            }
-            sink.lock()
-                .expect("the log is not poisoned")
-                .push_str(&String::from_utf8_lossy(&buffer[..read]));
-        }
-    });
-    text
-}
 
 #[test]
 fn the_web_page_works_in_a_real_browser() {

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
+pub(crate) mod browser;
 pub(crate) mod chat;
 pub(crate) mod tmpfs;
 pub(crate) mod venv;

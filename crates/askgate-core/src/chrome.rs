@@ -351,28 +351,55 @@ impl Chrome {
         }
     }
 
-    /// The summary of one answered question: `Answered by Alice: Staging`.
-    pub fn answered_by(self, who: &str, answer: &str) -> String {
+    /// The summary of one answered question: `Answered by Alice: Staging`,
+    /// or with where it was answered, `Answered by Alice in Telegram:
+    /// Staging` (`surface` is a platform kind, [`Chrome::surface_name`]).
+    pub fn answered_by(self, who: &str, surface: Option<&str>, answer: &str) -> String {
+        let heading = self.answered_by_heading(who, surface);
         match self.0 {
-            Locale::En => format!("Answered by {who}: {answer}"),
-            Locale::ZhCn => format!("{who} 已回答：{answer}"),
+            Locale::En => format!("{heading}: {answer}"),
+            Locale::ZhCn => format!("{heading}：{answer}"),
         }
     }
 
     /// The first summary line of several answered questions.
-    pub fn answered_by_heading(self, who: &str) -> String {
-        match self.0 {
-            Locale::En => format!("Answered by {who}"),
-            Locale::ZhCn => format!("{who} 已回答"),
+    pub fn answered_by_heading(self, who: &str, surface: Option<&str>) -> String {
+        match (self.0, surface) {
+            (Locale::En, None) => format!("Answered by {who}"),
+            (Locale::En, Some(kind)) => format!("Answered by {who} in {}", self.surface_name(kind)),
+            (Locale::ZhCn, None) => format!("{who} 已回答"),
+            (Locale::ZhCn, Some(kind)) => format!("{who} 已在{}回答", self.surface_name_zh_spaced(kind)),
         }
     }
 
-    /// The summary of a skip.
-    pub fn skipped_by(self, who: &str) -> String {
-        match self.0 {
-            Locale::En => format!("Skipped by {who}"),
-            Locale::ZhCn => format!("{who} 已跳过"),
+    /// The summary of a skip, with where it was skipped when given.
+    pub fn skipped_by(self, who: &str, surface: Option<&str>) -> String {
+        match (self.0, surface) {
+            (Locale::En, None) => format!("Skipped by {who}"),
+            (Locale::En, Some(kind)) => format!("Skipped by {who} in {}", self.surface_name(kind)),
+            (Locale::ZhCn, None) => format!("{who} 已跳过"),
+            (Locale::ZhCn, Some(kind)) => format!("{who} 已在{}跳过", self.surface_name_zh_spaced(kind)),
         }
+    }
+
+    /// What a person calls a surface of kind `kind` (a channel's `type`):
+    /// `Telegram`, `the web page`. An unknown kind is named as it is.
+    pub fn surface_name(self, kind: &str) -> String {
+        match (kind, self.0) {
+            ("telegram", _) => "Telegram".to_owned(),
+            ("discord", _) => "Discord".to_owned(),
+            ("slack", _) => "Slack".to_owned(),
+            ("web", Locale::En) => "the web page".to_owned(),
+            ("web", Locale::ZhCn) => "网页".to_owned(),
+            (other, _) => other.to_owned(),
+        }
+    }
+
+    /// [`Chrome::surface_name`] inside Chinese text: a Latin name is set
+    /// off by spaces (`已在 Telegram 回答`), a Chinese one is not (`已在网页回答`).
+    fn surface_name_zh_spaced(self, kind: &str) -> String {
+        let name = self.surface_name(kind);
+        if name.is_ascii() { format!(" {name} ") } else { name }
     }
 
     /// The summary of an expiry.

@@ -76,6 +76,9 @@ pub enum Ending<'a> {
     Answered {
         /// Who answered, as the platform names them.
         by: &'a str,
+        /// Where, when the summary names it: the kind of surface the answer
+        /// came from (`telegram`, `web`).
+        surface: Option<&'a str>,
         /// What they answered.
         answers: &'a Answers,
     },
@@ -83,6 +86,8 @@ pub enum Ending<'a> {
     Skipped {
         /// Who skipped.
         by: &'a str,
+        /// Where, when the summary names it.
+        surface: Option<&'a str>,
     },
     /// Nobody answered in time.
     Expired,
@@ -94,10 +99,10 @@ pub enum Ending<'a> {
 pub fn summary(request: &AskRequest, ending: Ending<'_>, locale: Locale) -> String {
     let chrome = locale.chrome();
     match ending {
-        Ending::Answered { by, answers } => match request.questions.as_slice() {
-            [only] => chrome.answered_by(by, &answer_summary(answers.get(&only.id), chrome)),
+        Ending::Answered { by, surface, answers } => match request.questions.as_slice() {
+            [only] => chrome.answered_by(by, surface, &answer_summary(answers.get(&only.id), chrome)),
             questions => {
-                let mut text = chrome.answered_by_heading(by);
+                let mut text = chrome.answered_by_heading(by, surface);
                 for question in questions {
                     text.push('\n');
                     text.push_str(&question.header);
@@ -107,7 +112,7 @@ pub fn summary(request: &AskRequest, ending: Ending<'_>, locale: Locale) -> Stri
                 text
             }
         },
-        Ending::Skipped { by } => chrome.skipped_by(by),
+        Ending::Skipped { by, surface } => chrome.skipped_by(by, surface),
         Ending::Expired => chrome.expired_summary().to_owned(),
         Ending::Cancelled => chrome.cancelled_summary().to_owned(),
     }

@@ -263,6 +263,7 @@ fn summaries_of_every_ending() {
             &single,
             Ending::Answered {
                 by: "Alice",
+                surface: None,
                 answers: &chosen,
             },
             locale,
@@ -271,11 +272,19 @@ fn summaries_of_every_ending() {
             &several,
             Ending::Answered {
                 by: "Alice",
+                surface: None,
                 answers: &both,
             },
             locale,
         ));
-        lines.push(summary(&single, Ending::Skipped { by: "Alice" }, locale));
+        lines.push(summary(
+            &single,
+            Ending::Skipped {
+                by: "Alice",
+                surface: None,
+            },
+            locale,
+        ));
         lines.push(summary(&single, Ending::Expired, locale));
         lines.push(summary(&single, Ending::Cancelled, locale));
     }
@@ -286,6 +295,65 @@ fn summaries_of_every_ending() {
     // Free text is cut to 200 user-perceived characters, the cut marked.
     assert!(lines[1].contains(&format!("Deploy: {}…\n", "x".repeat(199))));
     insta::assert_snapshot!(lines.join("\n---\n"));
+}
+
+/// A question shown on several surfaces names where it was answered, in
+/// each language; a Latin name is set off by spaces in Chinese text.
+#[test]
+fn a_summary_names_the_surface_it_was_answered_on() {
+    let single = deploy_only();
+    let several = deploy_and_notify();
+    let one = answered(&single, &[("deploy", vec![option(1, "Production")])]);
+    let two = answered(
+        &several,
+        &[
+            ("deploy", vec![option(1, "Production")]),
+            ("notify", vec![option(1, "On-call")]),
+        ],
+    );
+    let answered = |request: &AskRequest, answers: &Answers, surface: &str, locale: Locale| {
+        summary(
+            request,
+            Ending::Answered {
+                by: "Alice",
+                surface: Some(surface),
+                answers,
+            },
+            locale,
+        )
+    };
+    assert_eq!(
+        answered(&single, &one, "telegram", Locale::En),
+        "Answered by Alice in Telegram: Production"
+    );
+    assert_eq!(
+        answered(&single, &one, "web", Locale::En),
+        "Answered by Alice in the web page: Production"
+    );
+    assert_eq!(
+        answered(&several, &two, "slack", Locale::En),
+        "Answered by Alice in Slack\nDeploy: Production\nNotify: On-call"
+    );
+    assert_eq!(
+        answered(&single, &one, "telegram", Locale::ZhCn),
+        "Alice 已在 Telegram 回答：Production"
+    );
+    assert_eq!(
+        answered(&single, &one, "web", Locale::ZhCn),
+        "Alice 已在网页回答：Production"
+    );
+    let skipped = |surface: &str, locale: Locale| {
+        summary(
+            &single,
+            Ending::Skipped {
+                by: "Alice",
+                surface: Some(surface),
+            },
+            locale,
+        )
+    };
+    assert_eq!(skipped("discord", Locale::En), "Skipped by Alice in Discord");
+    assert_eq!(skipped("web", Locale::ZhCn), "Alice 已在网页跳过");
 }
 
 /// A chat surface with buttons and Discord-like forms (5 fields, 45-character labels).

@@ -359,7 +359,7 @@ mod inbound {
 
         /// The channel a question is in (as the fake knows it), and its message's id.
         fn question_message(&self, question: &QuestionRecord) -> (fake::DiscordChannel, u64) {
-            let message = &question.delivery.as_ref().unwrap().messages[0];
+            let message = &question.delivery().unwrap().messages[0];
             let conversation: u64 = message
                 .conversation
                 .parse()

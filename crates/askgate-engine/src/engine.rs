@@ -12,7 +12,7 @@ use askgate_core::request::MAX_FREE_TEXT_CHARS;
 use askgate_core::{AskRequest, QuestionId, render};
 use askgate_store::{
     Change, EventKey, ForEvent, IdempotencyKey, InsertRules, Inserted, PendingScope, QuestionRecord, QuestionStatus,
-    Resolution, Store, StoreError, Timestamp,
+    Resolution, Store, StoreError, Surface, SurfaceState, Timestamp,
 };
 use sha2::Digest as _;
 use tokio::sync::{Notify, broadcast};
@@ -20,6 +20,9 @@ use tracing::{info, warn};
 
 use crate::clock::{Clock, millis};
 use crate::recipient::Recipient;
+
+/// The kind of askgate's own page, as a surface (`type = "web"`).
+pub const WEB: &str = "web";
 
 /// How many pending questions start-up reads at a time.
 const START_PAGE: u32 = 1000;
@@ -369,7 +372,7 @@ impl Engine {
                     && let Some(record) = self.get(&pending.id).await?
                     && record.status == QuestionStatus::Pending
                 {
-                    self.spawn_delivery(record);
+                    self.spawn_deliveries(&record);
                 }
             }
             if !full {
@@ -512,9 +515,6 @@ impl Engine {
             }
         };
         for record in left {
-            if self.sends_nothing(&record.channel) {
-                continue;
-            }
             let lease = format!("deliver:{}", record.id);
             let until = now.saturating_add(millis(REDELIVER_AFTER));
             // An owner of this attempt's own: the lease is taken only when
@@ -523,8 +523,8 @@ impl Engine {
             let attempt = format!("sweep-{}", ulid::Ulid::new().to_string().to_lowercase());
             match self.inner.store.try_lease(&lease, &attempt, now, until).await {
                 Ok(true) => {
-                    info!(question = %record.id, channel = %record.channel, "delivering a prompt its replica left undelivered");
-                    self.spawn_delivery(record);
+                    info!(question = %record.id, "delivering a prompt its replica left undelivered");
+                    self.spawn_deliveries(&record);
                 }
                 Ok(false) => {}
                 Err(error) => warn!(question = %record.id, %error, "could not take a prompt's delivery over"),
@@ -571,9 +571,6 @@ impl Engine {
             .get(&new.to)
             .ok_or_else(|| EngineError::UnknownRecipient(new.to.clone()))?;
         let limits = self.limits();
-        // askgate's own page sends nothing: its delivery is known now and is
-        // stored with the question, in the question's own commit.
-        let sends_nothing = self.sends_nothing(&recipient.channel);
         let rules = InsertRules {
             idempotency: new.idempotency_key.as_ref().map(|key| IdempotencyKey {
                 key: key.clone(),
@@ -581,11 +578,28 @@ impl Engine {
             }),
             max_pending_per_agent: limits.max_pending_per_agent,
             max_pending_per_recipient: limits.max_pending_per_recipient,
-            nothing_to_edit: sends_nothing,
         };
         let now = self.inner.clock.now();
         let id = new_question_id();
-        let delivery = sends_nothing.then(|| Delivery::in_place(&id, &recipient.destination));
+        // askgate's own page sends nothing: its delivery is known now and is
+        // stored with the question, in the question's own commit, finished
+        // already (it has nothing to edit). Every other surface is sent to
+        // once the question is stored.
+        let surfaces = recipient
+            .surfaces
+            .iter()
+            .map(|surface| {
+                if self.sends_nothing(&surface.channel) {
+                    Surface::in_place(
+                        &surface.channel,
+                        &surface.kind,
+                        Delivery::in_place(&id, &surface.destination),
+                    )
+                } else {
+                    Surface::sending(&surface.channel, &surface.kind, &surface.destination.conversation)
+                }
+            })
+            .collect();
         let record = QuestionRecord {
             id,
             status: QuestionStatus::Pending,
@@ -593,20 +607,18 @@ impl Engine {
             session_id: new.session_id,
             run_id: new.run_id,
             recipient: recipient.name.clone(),
-            channel: recipient.channel.clone(),
-            conversation: recipient.destination.conversation.clone(),
+            surfaces,
             locale: recipient.locale,
             expires_at: now + i64::from(new.request.timeout_seconds) * 1000,
             request: new.request,
             created_at: now,
-            delivery,
             progress: Answers::new(),
             resolution: None,
         };
         match self.inner.store.insert_with(&record, &rules).await {
             Ok(Inserted::New) => {}
             Ok(Inserted::Existing(existing)) => {
-                info!(question = %existing.id, channel = %existing.channel, "question asked again under its idempotency key");
+                info!(question = %existing.id, "question asked again under its idempotency key");
                 return Ok(Accepted {
                     record: *existing,
                     replayed: true,
@@ -619,13 +631,11 @@ impl Engine {
             Err(StoreError::KeyReused { question }) => return Err(EngineError::KeyReused { question }),
             Err(other) => return Err(other.into()),
         }
-        info!(question = %record.id, channel = %record.channel, recipient = %record.recipient, "question accepted");
+        info!(question = %record.id, channel = %record.channel(), recipient = %record.recipient, "question accepted");
         self.inner.observer.question_created(&record);
         self.add_deadline(record.expires_at, record.id.clone());
         self.publish(record.clone());
-        if !sends_nothing {
-            self.spawn_delivery(record.clone());
-        }
+        self.spawn_deliveries(&record);
         Ok(Accepted {
             record,
             replayed: false,
@@ -798,12 +808,16 @@ impl Engine {
         }
         let (status, answers) = match answer {
             DirectAnswer::Skip => (QuestionStatus::Skipped, None),
-            DirectAnswer::Answers(items) => (QuestionStatus::Answered, Some(direct_answers(&record.request, items)?)),
+            DirectAnswer::Answers(items) => (
+                QuestionStatus::Answered,
+                Some(direct_answers(&record.request, items, &record.progress)?),
+            ),
         };
         let resolution = Resolution {
             by: Some(by),
             answers,
-            via: Some(record.channel.clone()),
+            via: Some(self.page_channel(&record.recipient)),
+            surface: Some(WEB.to_owned()),
             ..self.resolution(status, None)
         };
         match self.resolve(id, resolution).await? {
@@ -822,7 +836,24 @@ impl Engine {
             answers: None,
             reason: reason.map(str::to_owned),
             via: None,
+            surface: None,
         }
+    }
+
+    /// The channel a recipient's web page answers through: their surface on
+    /// askgate's page when they have one, else the first page channel
+    /// configured, else `web`. Every recipient has a page, listed or not.
+    pub fn page_channel(&self, recipient: &str) -> String {
+        let on_page = |channel: &str| self.sends_nothing(channel);
+        if let Some(surface) = self
+            .recipient(recipient)
+            .and_then(|r| r.surfaces.iter().find(|surface| on_page(&surface.channel)))
+        {
+            return surface.channel.clone();
+        }
+        let mut pages: Vec<&String> = self.inner.channels.keys().filter(|name| on_page(name)).collect();
+        pages.sort();
+        pages.first().map_or_else(|| WEB.to_owned(), |name| (*name).clone())
     }
 
     /// Resolves a pending question (first resolution wins), then tells the
@@ -880,7 +911,7 @@ impl Engine {
     /// watchers told, the message edited into its summary.
     fn ended(&self, record: &QuestionRecord) {
         self.lock_deadlines().remove(&(record.expires_at, record.id.clone()));
-        info!(question = %record.id, channel = %record.channel, status = %record.status, "question ended");
+        info!(question = %record.id, channel = %record.channel(), status = %record.status, "question ended");
         self.inner.observer.question_resolved(record);
         self.wake_waiters(&record.id, Some(record));
         self.publish(record.clone());
@@ -914,29 +945,47 @@ impl Engine {
         self.inner.deadlines.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn spawn_delivery(&self, record: QuestionRecord) {
-        let engine = self.clone();
-        tokio::spawn(async move {
-            if let Err(error) = engine.deliver(record).await {
-                warn!(%error, "delivery bookkeeping failed");
+    /// Delivers the question to each of its surfaces still to be sent to,
+    /// each on its own: its own retries, its own rate-limit line.
+    fn spawn_deliveries(&self, record: &QuestionRecord) {
+        for surface in &record.surfaces {
+            if surface.state != SurfaceState::Sending {
+                continue;
             }
-        });
+            let engine = self.clone();
+            let (record, channel) = (record.clone(), surface.channel.clone());
+            tokio::spawn(async move {
+                if let Err(error) = engine.deliver(&record, &channel).await {
+                    warn!(question = %record.id, channel, %error, "delivery bookkeeping failed");
+                }
+            });
+        }
     }
 
-    async fn deliver(&self, record: QuestionRecord) -> Result<(), EngineError> {
-        let Some(channel) = self.inner.channels.get(&record.channel) else {
-            let reason = format!("channel \"{}\" is not configured", record.channel);
-            return self.delivery_failed(&record.id, &reason).await;
+    /// Delivers the question to its surface on `channel`.
+    async fn deliver(&self, record: &QuestionRecord, channel_name: &str) -> Result<(), EngineError> {
+        let Some(channel) = self.inner.channels.get(channel_name) else {
+            let reason = format!("channel \"{channel_name}\" is not configured");
+            return self.surface_failed(&record.id, channel_name, &reason).await;
         };
-        let Some(destination) = self.inner.recipients.get(&record.recipient).map(|r| &r.destination) else {
-            let reason = format!("recipient \"{}\" is not configured", record.recipient);
-            return self.delivery_failed(&record.id, &reason).await;
+        let Some(destination) = self
+            .inner
+            .recipients
+            .get(&record.recipient)
+            .and_then(|r| r.surface(channel_name))
+            .map(|surface| &surface.destination)
+        else {
+            let reason = format!(
+                "recipient \"{}\" has no surface on \"{channel_name}\"",
+                record.recipient
+            );
+            return self.surface_failed(&record.id, channel_name, &reason).await;
         };
         let presentation = render(&record.request, channel.capabilities(), &record.id, record.locale);
         // What an earlier attempt (of this process or one before a crash) sent.
         let mut sent: Vec<MessageRef> = record
-            .delivery
-            .as_ref()
+            .surface(channel_name)
+            .and_then(|surface| surface.delivery.as_ref())
             .filter(|delivery| !delivery.complete)
             .map(|delivery| delivery.messages.clone())
             .unwrap_or_default();
@@ -944,12 +993,14 @@ impl Engine {
             let outgoing = Outgoing::new(&record.id, destination, &presentation).after(&sent);
             let error = match channel.deliver(&outgoing).await {
                 Ok(delivery) => {
-                    let still_pending = self.store_delivery(&record, &Delivery::new(delivery.messages)).await?;
+                    let delivery = Delivery::new(delivery.messages);
+                    let still_pending = self.store_delivery(record, channel_name, &delivery).await?;
                     // Ended (cancelled, expired, answered) while the message was
-                    // on its way: nobody else saw the delivery, so edit it now.
+                    // on its way: nobody else saw this delivery, so edit it now
+                    // (this surface only: the resolver edits the others).
                     // Ended after it was stored: the resolver edits it, once.
                     if !still_pending && let Some(current) = self.get(&record.id).await? {
-                        self.spawn_finish(current);
+                        self.spawn_finish_on(Arc::new(current), channel_name);
                     }
                     return Ok(());
                 }
@@ -957,13 +1008,14 @@ impl Engine {
                     if delivery.messages.len() > sent.len() {
                         // Kept, so that no retry (nor a restart) sends these parts again.
                         sent = delivery.messages;
-                        self.store_delivery(&record, &Delivery::partial(sent.clone())).await?;
+                        self.store_delivery(record, channel_name, &Delivery::partial(sent.clone()))
+                            .await?;
                     }
                     error
                 }
             };
-            self.inner.observer.delivery_error(&record.channel, &error);
-            warn!(question = %record.id, channel = %record.channel, attempt, sent = sent.len(), %error, "delivery failed");
+            self.inner.observer.delivery_error(channel_name, &error);
+            warn!(question = %record.id, channel = channel_name, attempt, sent = sent.len(), %error, "delivery failed");
             let still_pending = self.get(&record.id).await?.is_some_and(|r| !r.status.is_final());
             if !still_pending {
                 return Ok(());
@@ -972,24 +1024,30 @@ impl Engine {
                 self.inner.clock.sleep(retry_delay(&error, attempt - 1)).await;
                 continue;
             }
-            return self.delivery_failed(&record.id, &error.to_string()).await;
+            return self.surface_failed(&record.id, channel_name, &error.to_string()).await;
         }
         Ok(())
     }
 
-    /// Records what was sent, trying again while the store cannot take
-    /// writes (a full disk, a held lock): a send that is not recorded would
-    /// be sent again after a restart, so it is kept in memory and stored as
-    /// soon as the store recovers. Only a crash before then sends it twice.
-    async fn store_delivery(&self, record: &QuestionRecord, delivery: &Delivery) -> Result<bool, EngineError> {
+    /// Records what was sent to the surface on `channel`, trying again while
+    /// the store cannot take writes (a full disk, a held lock): a send that
+    /// is not recorded would be sent again after a restart, so it is kept in
+    /// memory and stored as soon as the store recovers. Only a crash before
+    /// then sends it twice.
+    async fn store_delivery(
+        &self,
+        record: &QuestionRecord,
+        channel: &str,
+        delivery: &Delivery,
+    ) -> Result<bool, EngineError> {
         let mut attempt = 0;
         loop {
-            match self.inner.store.set_delivery(&record.id, delivery).await {
+            match self.inner.store.set_delivery(&record.id, channel, delivery).await {
                 Ok(still_pending) => return Ok(still_pending),
                 Err(error) if error.is_unavailable() => {
                     let pause = backoff(attempt).min(STORE_RETRY_MAX);
                     attempt = attempt.saturating_add(1);
-                    warn!(question = %record.id, channel = %record.channel, %error, retry_in = ?pause, "sent, but could not record the delivery; trying again");
+                    warn!(question = %record.id, channel, %error, retry_in = ?pause, "sent, but could not record the delivery; trying again");
                     self.inner.clock.sleep(pause).await;
                 }
                 Err(error) => return Err(error.into()),
@@ -997,8 +1055,32 @@ impl Engine {
         }
     }
 
-    async fn delivery_failed(&self, id: &QuestionId, reason: &str) -> Result<(), EngineError> {
-        let resolution = self.resolution(QuestionStatus::DeliveryFailed, Some(reason));
+    /// Gives up on the question's surface on `channel`; when every surface
+    /// has failed, the question ends as `delivery_failed`, with each
+    /// surface's reason. While one surface is delivered (or askgate's page
+    /// shows it), the question stays pending there.
+    async fn surface_failed(&self, id: &QuestionId, channel: &str, reason: &str) -> Result<(), EngineError> {
+        let Some(record) = self.inner.store.surface_failed(id, channel, reason).await? else {
+            return Ok(());
+        };
+        let all_failed = record
+            .surfaces
+            .iter()
+            .all(|surface| surface.state == SurfaceState::Failed);
+        if record.status != QuestionStatus::Pending || !all_failed {
+            info!(question = %id, channel, reason, "a surface could not be delivered to; the question stays open on the others");
+            self.publish(record);
+            return Ok(());
+        }
+        let reason = match record.surfaces.as_slice() {
+            [only] => only.reason.clone().unwrap_or_default(),
+            several => several
+                .iter()
+                .map(|surface| format!("{}: {}", surface.channel, surface.reason.as_deref().unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .join("; "),
+        };
+        let resolution = self.resolution(QuestionStatus::DeliveryFailed, Some(&reason));
         self.resolve(id, resolution).await.map(drop)
     }
 
@@ -1011,43 +1093,60 @@ impl Engine {
             .is_some_and(|channel| channel.sends_nothing())
     }
 
+    /// Edits each delivered surface of an ended question into its summary,
+    /// each on its own.
     fn spawn_finish(&self, record: QuestionRecord) {
-        let Some(delivery) = record.delivery.clone() else {
-            return;
-        };
-        // Nothing to edit, and stored as finished with the question.
-        if self.sends_nothing(&record.channel) {
+        let record = Arc::new(record);
+        for surface in &record.surfaces {
+            self.spawn_finish_on(record.clone(), &surface.channel);
+        }
+    }
+
+    /// Edits the question's copy on `channel` into its summary, if it has
+    /// one to edit.
+    fn spawn_finish_on(&self, record: Arc<QuestionRecord>, channel: &str) {
+        // Nothing to edit, or stored as finished with the question.
+        let to_edit = record.surface(channel).is_some_and(Surface::to_edit);
+        if !to_edit || self.sends_nothing(channel) {
             return;
         }
         let engine = self.clone();
-        tokio::spawn(async move { engine.finish(&record, &delivery).await });
+        let channel = channel.to_owned();
+        tokio::spawn(async move { engine.finish(&record, &channel).await });
     }
 
-    /// Edits the question's message into its summary (spec §7).
-    async fn finish(&self, record: &QuestionRecord, delivery: &Delivery) {
-        let Some(channel) = self.inner.channels.get(&record.channel) else {
+    /// Edits the question's messages on `channel_name` into its summary
+    /// (spec §7).
+    async fn finish(&self, record: &QuestionRecord, channel_name: &str) {
+        let Some(channel) = self.inner.channels.get(channel_name) else {
             return;
         };
-        let Some(text) = summary_of(record) else {
+        let Some(delivery) = record
+            .surface(channel_name)
+            .and_then(|surface| surface.delivery.as_ref())
+        else {
+            return;
+        };
+        let Some(text) = summary_of(record, Some(channel_name)) else {
             return;
         };
         let presentation = render(&record.request, channel.capabilities(), &record.id, record.locale);
         for attempt in 1..=MAX_DELIVERY_ATTEMPTS {
             match channel.finish(delivery, &presentation, &text).await {
                 Ok(()) => {
-                    if let Err(error) = self.inner.store.mark_finished(&record.id).await {
-                        warn!(question = %record.id, channel = %record.channel, %error, "could not record the edit");
+                    if let Err(error) = self.inner.store.mark_finished(&record.id, channel_name).await {
+                        warn!(question = %record.id, channel = channel_name, %error, "could not record the edit");
                     }
                     return;
                 }
                 // A rate limit or a passing failure: tried again now, not at
                 // the next restart (which still takes up what is left).
                 Err(error) if error.is_retryable() && attempt < MAX_DELIVERY_ATTEMPTS => {
-                    warn!(question = %record.id, channel = %record.channel, attempt, %error, "could not edit the question's message; trying again");
+                    warn!(question = %record.id, channel = channel_name, attempt, %error, "could not edit the question's message; trying again");
                     self.inner.clock.sleep(retry_delay(&error, attempt - 1)).await;
                 }
                 Err(error) => {
-                    warn!(question = %record.id, channel = %record.channel, %error, "could not edit the question's message");
+                    warn!(question = %record.id, channel = channel_name, %error, "could not edit the question's message");
                     return;
                 }
             }
@@ -1055,18 +1154,27 @@ impl Engine {
     }
 }
 
-/// The summary line(s) of an ended question (spec §7), as its message is
-/// edited to show them; `None` while pending or when nothing was ever shown.
-pub fn summary_of(record: &QuestionRecord) -> Option<String> {
+/// The summary line(s) of an ended question (spec §7), as its copy on the
+/// surface of channel `on` is edited to show them; `None` while pending or
+/// when nothing was ever shown. It names where the question was answered
+/// when it was shown on several surfaces, or answered on another surface
+/// than this copy's (askgate's page, say): "Answered by Alice in Telegram".
+pub fn summary_of(record: &QuestionRecord, on: Option<&str>) -> Option<String> {
     let resolution = record.resolution.as_ref()?;
     let empty = Answers::new();
     let who = resolution.by.as_ref().map_or("", |user| user.display_name.as_str());
+    let elsewhere = record.surfaces.len() > 1 || on != resolution.via.as_deref();
+    let surface = resolution
+        .surface
+        .as_deref()
+        .filter(|kind| elsewhere && !kind.is_empty());
     let ending = match resolution.status {
         QuestionStatus::Answered => Ending::Answered {
             by: who,
+            surface,
             answers: resolution.answers.as_ref().unwrap_or(&empty),
         },
-        QuestionStatus::Skipped => Ending::Skipped { by: who },
+        QuestionStatus::Skipped => Ending::Skipped { by: who, surface },
         QuestionStatus::Expired => Ending::Expired,
         QuestionStatus::Cancelled => Ending::Cancelled,
         QuestionStatus::Pending | QuestionStatus::DeliveryFailed => return None,
@@ -1092,8 +1200,10 @@ fn new_question_id() -> QuestionId {
     QuestionId::parse(&ulid::Ulid::new().to_string()).unwrap_or_else(|_| unreachable!("a ULID is a valid question id"))
 }
 
-/// Checks a direct answer against the request and turns it into answers.
-fn direct_answers(request: &AskRequest, items: Vec<DirectItem>) -> Result<Answers, EngineError> {
+/// Checks a direct answer against the request and turns it into answers; a
+/// question it leaves out keeps what was answered on another surface
+/// (`progress`, a chat reply that answered part of the prompt).
+fn direct_answers(request: &AskRequest, items: Vec<DirectItem>, progress: &Answers) -> Result<Answers, EngineError> {
     let invalid = |path: String, message: String| EngineError::InvalidAnswer { path, message };
     let mut answers = Answers::new();
     for item in items {
@@ -1141,6 +1251,11 @@ fn direct_answers(request: &AskRequest, items: Vec<DirectItem>) -> Result<Answer
             .collect();
         values.extend(text.map(|text| AnswerItem::FreeText { text: text.to_owned() }));
         answers.set(request, &item.id, values);
+    }
+    for (id, items) in progress.iter() {
+        if answers.get(id).is_none() {
+            answers.set(request, id, items.to_vec());
+        }
     }
     if let Some(missing) = answers.missing(request).first() {
         return Err(invalid(

@@ -35,7 +35,7 @@ impl InboundSink for Engine {
     }
 
     async fn attach(&self, channel: &str, question: &QuestionId, message: MessageRef) {
-        if let Err(error) = self.inner.store.attach_message(question, &message).await {
+        if let Err(error) = self.inner.store.attach_message(question, channel, &message).await {
             warn!(channel, %question, %error, "could not attach a message to its question");
         }
         self.lock_opening()
@@ -61,7 +61,8 @@ impl InboundSink for Engine {
     fn stranger(&self, channel: &str, destination: &Destination) -> Option<Locale> {
         let addressed = self
             .recipients()
-            .any(|r| r.channel == channel && addresses(&r.destination, destination));
+            .filter_map(|r| r.surface(channel))
+            .any(|surface| addresses(&surface.destination, destination));
         (!addressed).then(|| self.locale_in(channel, &destination.conversation))
     }
 }
@@ -317,8 +318,11 @@ impl Engine {
     /// The language to speak in a conversation: its recipient's, else the
     /// one every recipient on the channel shares, else English.
     pub(crate) fn locale_in(&self, channel: &str, conversation: &str) -> Locale {
-        let on_channel: Vec<&crate::Recipient> = self.recipients().filter(|r| r.channel == channel).collect();
-        if let Some(recipient) = on_channel.iter().find(|r| r.destination.conversation == conversation) {
+        let on_channel: Vec<&crate::Recipient> = self.recipients().filter(|r| r.surface(channel).is_some()).collect();
+        if let Some(recipient) = on_channel.iter().find(|r| {
+            r.surface(channel)
+                .is_some_and(|s| s.destination.conversation == conversation)
+        }) {
             return recipient.locale;
         }
         match on_channel.split_first() {
@@ -340,7 +344,8 @@ impl Engine {
         let resolution = Resolution {
             by: Some(event.user.clone()),
             answers,
-            via: Some(record.channel.clone()),
+            via: Some(channel.to_owned()),
+            surface: record.surface(channel).map(|surface| surface.kind.clone()),
             ..self.resolution(status, None)
         };
         let key = EventKey {
@@ -420,25 +425,32 @@ impl Engine {
         // where the prompt went (the send's answer is still on its way): wait
         // for the delivery a moment, with reads only. (Real time, not the
         // engine's clock: this is a bounded poll of the store, not a deadline.)
+        // Where on this channel the question went; a question never sent
+        // here knows nothing of this event.
+        let delivered_to = |record: &QuestionRecord| {
+            record
+                .surface(channel)
+                .map(|surface| (surface.delivery.is_some(), surface.conversation.clone()))
+        };
         let mut waited = Duration::ZERO;
-        while record.delivery.is_none()
+        while let Some((false, conversation)) = delivered_to(&record)
             && record.status == QuestionStatus::Pending
-            && record.conversation != event.conversation
+            && conversation != event.conversation
             && waited < DELIVERY_RECORD_WAIT
         {
             tokio::time::sleep(DELIVERY_RECORD_POLL).await;
             waited += DELIVERY_RECORD_POLL;
             record = self.get(id).await?.ok_or(EngineError::NotFound)?;
         }
-        // `conversation` is where the question was delivered (a DM's own id,
-        // not the user id it was addressed to).
-        if record.channel != channel || record.conversation != event.conversation {
+        // The surface's conversation is where the question was delivered (a
+        // DM's own id, not the user id it was addressed to).
+        if delivered_to(&record).is_none_or(|(_, conversation)| conversation != event.conversation) {
             // A token or reply from somewhere the question was never sent.
             return Ok(Addressed::Refused(Reaction::Nothing));
         }
         let chrome = record.locale.chrome();
         let recipient = self.recipient(&record.recipient);
-        if !recipient.is_some_and(|r| r.may_answer(event)) {
+        if !recipient.is_some_and(|r| r.may_answer(channel, event)) {
             let name = recipient.map_or(record.recipient.as_str(), |r| r.display_name.as_str());
             return Ok(Addressed::Refused(notice(&chrome.not_for_you(name), true)));
         }

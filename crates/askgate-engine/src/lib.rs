@@ -24,7 +24,7 @@ pub mod retention;
 pub use clock::Clock;
 pub use engine::{
     Accepted, DirectAnswer, DirectItem, Engine, EngineError, Limits, NewQuestion, NoObserver, Observer,
-    REDELIVER_AFTER, SWEEP_EVERY, SessionKind, Submitted, Update, summary_of,
+    REDELIVER_AFTER, SWEEP_EVERY, SessionKind, Submitted, Update, WEB, summary_of,
 };
 pub use inbound::cursor_key;
-pub use recipient::Recipient;
+pub use recipient::{Recipient, RecipientSurface};

@@ -39,7 +39,7 @@ async fn a_dm_whose_conversation_is_not_the_configured_id_is_answered_there() {
     chat.deliver_into("D-opened-for-alice");
     let h = harness_with(chat).await;
     let record = h.ask("alice", single()).await;
-    assert_eq!(record.conversation, "D-opened-for-alice");
+    assert_eq!(record.conversation(), "D-opened-for-alice");
 
     // A tap that claims the configured id is from somewhere the question never went.
     let mut elsewhere = tap(&record, "e1", "u-alice", ButtonAction::Choose(1));
@@ -88,7 +88,7 @@ async fn a_form_gives_the_exact_result_each_field_read_like_a_typed_reply() {
         event(
             id,
             "u-alice",
-            &record.conversation,
+            record.conversation(),
             InboundKind::FormSubmitted {
                 token: form.token.clone(),
                 values,
@@ -222,7 +222,7 @@ fn already_sent(chat: &FakeChannel) -> Vec<(usize, usize)> {
 }
 
 fn complete(record: &askgate_store::QuestionRecord) -> bool {
-    record.delivery.as_ref().is_some_and(|d| d.complete)
+    record.delivery().is_some_and(|d| d.complete)
 }
 
 #[tokio::test]
@@ -233,7 +233,7 @@ async fn a_delivery_cut_short_resumes_without_sending_a_part_twice() {
     let record = h.engine.ask(question("alice", two())).await.unwrap();
     let delivered = until(&h, &record.id, true, complete).await;
     let attempts = already_sent(&h.chat);
-    let parts = delivered.delivery.as_ref().unwrap().messages.len();
+    let parts = delivered.delivery().unwrap().messages.len();
     assert!(parts >= 3, "the prompt is several messages: {parts}");
     assert_eq!(
         attempts,
@@ -250,13 +250,13 @@ async fn a_delivery_cut_short_by_a_crash_is_finished_after_the_restart() {
     chat.fail_after_parts(1, ChannelError::Unavailable { reason: "502".into() });
     let h = harness_with(chat).await;
     let record = h.engine.ask(question("alice", two())).await.unwrap();
-    let partial = until(&h, &record.id, false, |r| r.delivery.is_some()).await;
-    let first: MessageRef = partial.delivery.as_ref().unwrap().messages[0].clone();
-    assert!(!partial.delivery.as_ref().unwrap().complete);
+    let partial = until(&h, &record.id, false, |r| r.delivery().is_some()).await;
+    let first: MessageRef = partial.delivery().unwrap().messages[0].clone();
+    assert!(!partial.delivery().unwrap().complete);
     // Stopped before the retry: the next process resumes after the part that went out.
     let h = h.stop().start_again().await;
     let resumed = until(&h, &record.id, false, complete).await;
-    assert_eq!(resumed.delivery.as_ref().unwrap().messages[0], first);
+    assert_eq!(resumed.delivery().unwrap().messages[0], first);
     let attempts = already_sent(&h.chat);
     assert_eq!(attempts.last().map(|a| a.0), Some(1), "{attempts:?}");
 }
@@ -277,7 +277,7 @@ async fn a_tap_before_the_delivery_is_stored_waits_for_it_and_counts() {
     )
     .await
     .expect("the prompt is shown");
-    assert!(h.engine.get(&record.id).await.unwrap().unwrap().delivery.is_none());
+    assert!(h.engine.get(&record.id).await.unwrap().unwrap().delivery().is_none());
     // Built by hand: the record has no delivery to take the message from yet.
     let mut early = event(
         "early",
@@ -323,7 +323,7 @@ async fn a_thread_reply_before_the_delivery_is_stored_waits_for_it_and_counts() 
     })
     .await
     .expect("the prompt is shown");
-    assert!(h.engine.get(&record.id).await.unwrap().unwrap().delivery.is_none());
+    assert!(h.engine.get(&record.id).await.unwrap().unwrap().delivery().is_none());
     let prompt = sent.messages[0].clone();
     let early = event(
         "early-reply",

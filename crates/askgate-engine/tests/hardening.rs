@@ -31,20 +31,20 @@ async fn a_sent_prompt_whose_bookkeeping_failed_is_recorded_later_and_never_sent
     // Sent; recording it waits out the busy timeout (5 s) and fails.
     tokio::time::sleep(Duration::from_secs(6)).await;
     assert_eq!(h.chat.deliveries().len(), 1, "sent once");
-    assert!(h.engine.get(&record.id).await.unwrap().unwrap().delivery.is_none());
+    assert!(h.engine.get(&record.id).await.unwrap().unwrap().delivery().is_none());
 
     sqlx::query("ROLLBACK").execute(&mut outside).await.unwrap();
     // Tried again within moments (on the engine's clock), not at the next restart.
     for _ in 0..50 {
         h.clock.advance(Duration::from_millis(500));
-        if h.engine.get(&record.id).await.unwrap().unwrap().delivery.is_some() {
+        if h.engine.get(&record.id).await.unwrap().unwrap().delivery().is_some() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let stored = h.delivered(&record.id).await;
     assert_eq!(
-        stored.delivery.as_ref().map(|delivery| delivery.complete),
+        stored.delivery().map(|delivery| delivery.complete),
         Some(true),
         "the delivery is recorded once the store takes writes"
     );

@@ -223,13 +223,14 @@ async fn a_prompt_left_undelivered_by_a_dead_replica_is_delivered_once_by_anothe
     .unwrap();
     let record = b.engine.ask(question("alice", hour)).await.unwrap();
     let deadline = tokio::time::Instant::now() + PATIENCE;
-    while b.engine.get(&record.id).await.unwrap().unwrap().delivery.is_none() {
+    while b.engine.get(&record.id).await.unwrap().unwrap().delivery().is_none() {
         assert!(tokio::time::Instant::now() < deadline, "B never delivered");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    let undelivered = serde_json::to_string(&[askgate_store::Surface::sending("chat", "chat", "dm-alice")]).unwrap();
     schema
         .execute(&format!(
-            "UPDATE questions SET delivery = NULL WHERE id = '{}'",
+            "UPDATE questions SET surfaces = '{undelivered}' WHERE id = '{}'",
             record.id
         ))
         .await;
@@ -263,7 +264,7 @@ async fn a_prompt_left_undelivered_by_a_dead_replica_is_delivered_once_by_anothe
     }
     assert_eq!(b.chat.deliveries().len() + c.chat.deliveries().len(), sent_before + 1);
     let deadline = tokio::time::Instant::now() + PATIENCE;
-    while b.engine.get(&record.id).await.unwrap().unwrap().delivery.is_none() {
+    while b.engine.get(&record.id).await.unwrap().unwrap().delivery().is_none() {
         assert!(
             tokio::time::Instant::now() < deadline,
             "the re-delivery was never recorded"
@@ -271,7 +272,7 @@ async fn a_prompt_left_undelivered_by_a_dead_replica_is_delivered_once_by_anothe
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let stored = b.engine.get(&record.id).await.unwrap().unwrap();
-    assert!(stored.delivery.is_some_and(|delivery| delivery.complete));
+    assert!(stored.delivery().is_some_and(|delivery| delivery.complete));
     assert_eq!(b.chat.deliveries().len() + c.chat.deliveries().len(), sent_before + 1);
     b.kill();
     c.kill();

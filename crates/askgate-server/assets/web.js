@@ -283,12 +283,50 @@
   // --- answers being composed ---
 
   function newDraft(q) {
-    return {
+    const draft = {
       step: 0,
       answers: q.request.questions.map(function () {
         return { options: new Set(), text: '' };
       }),
     };
+    fromProgress(q, draft);
+    const missing = firstMissing(draft);
+    draft.step = missing < 0 ? 0 : missing;
+    return draft;
+  }
+
+  // What was answered so far on any surface (a reply in a chat app) fills
+  // the steps the person has not touched here: they show as done, and the
+  // card opens on the first one still missing.
+  function fromProgress(q, draft) {
+    const progress = q.progress || {};
+    q.request.questions.forEach(function (question, index) {
+      const items = progress[question.id];
+      const answer = draft.answers[index];
+      if (!Array.isArray(items) || isAnswered(answer)) return;
+      for (const item of items) {
+        if (item && item.kind === 'option' && Number.isInteger(item.index)) answer.options.add(item.index);
+        else if (item && item.kind === 'free_text' && typeof item.text === 'string') answer.text = item.text;
+      }
+    });
+  }
+
+  function firstMissing(draft) {
+    return draft.answers.findIndex(function (answer) {
+      return !isAnswered(answer);
+    });
+  }
+
+  // A card already shown hears of progress made elsewhere: taken in, and the
+  // card moves on from a step that is answered now.
+  function takeProgress(card, q) {
+    if (JSON.stringify(card.q.progress || {}) === JSON.stringify(q.progress || {})) return;
+    card.q.progress = q.progress;
+    const wasAnswered = isAnswered(card.draft.answers[card.draft.step]);
+    fromProgress(card.q, card.draft);
+    const missing = firstMissing(card.draft);
+    if (!wasAnswered && missing >= 0) card.draft.step = missing;
+    renderStep(card);
   }
 
   function isAnswered(answer) {
@@ -328,7 +366,7 @@
     if (questions.length > 1) {
       parts.stepCount = el('span', { class: 'step-count', 'data-testid': 'step-count' });
       parts.segments = questions.map(function () {
-        return el('span', { class: 'segment' });
+        return el('span', { class: 'segment', 'data-testid': 'segment' });
       });
       parts.stepBar = el('div', { class: 'step-bar', 'data-testid': 'step-bar', role: 'group' }, [
         parts.stepCount,
@@ -869,6 +907,7 @@
       } else if (card) {
         card.q.expiresAt = q.expiresAt;
         updateTimeLeft(card);
+        takeProgress(card, q);
       } else {
         card = buildCard(q, newDraft(q));
         view.cards.set(q.id, card);
@@ -907,6 +946,7 @@
       if (card) {
         card.q.expiresAt = q.expiresAt;
         updateTimeLeft(card);
+        takeProgress(card, q);
       } else if (view.complete || isBeforeCursor(q)) {
         place(buildCard(q, newDraft(q)));
       }

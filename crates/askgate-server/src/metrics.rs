@@ -113,7 +113,7 @@ impl Observer for Metrics {
     fn question_created(&self, record: &QuestionRecord) {
         self.created
             .get_or_create(&ChannelLabel {
-                channel: record.channel.clone(),
+                channel: record.channel().to_owned(),
             })
             .inc();
         self.pending.inc();
@@ -121,9 +121,16 @@ impl Observer for Metrics {
 
     fn question_resolved(&self, record: &QuestionRecord) {
         self.pending.dec();
+        // Where it was answered; a question that ended otherwise counts on
+        // its first surface.
+        let channel = record
+            .resolution
+            .as_ref()
+            .and_then(|resolution| resolution.via.clone())
+            .unwrap_or_else(|| record.channel().to_owned());
         self.ended
             .get_or_create(&EndedLabels {
-                channel: record.channel.clone(),
+                channel: channel.clone(),
                 status: record.status.as_str().to_owned(),
             })
             .inc();
@@ -133,9 +140,7 @@ impl Observer for Metrics {
             #[allow(clippy::cast_precision_loss)] // Milliseconds of an hour fit an f64 exactly.
             let seconds = (resolution.at - record.created_at).max(0) as f64 / 1000.0;
             self.time_to_answer
-                .get_or_create(&ChannelLabel {
-                    channel: record.channel.clone(),
-                })
+                .get_or_create(&ChannelLabel { channel })
                 .observe(seconds);
         }
     }

@@ -203,7 +203,12 @@ fn schemas() -> Value {
                 "id": {"type": "string"},
                 "status": {"type": "string", "enum": ["pending", "answered", "expired", "skipped", "cancelled", "delivery_failed"]},
                 "to": {"type": "string"},
-                "channel": {"type": "string"},
+                "channel": {"type": "string", "description": "The channel of the first surface (deliveries lists them all)."},
+                "deliveries": {
+                    "type": "array",
+                    "description": "One entry per surface of the recipient the question is shown on, in the recipient's order.",
+                    "items": {"$ref": "#/components/schemas/Delivery"}
+                },
                 "sessionId": {"type": ["string", "null"]},
                 "runId": {"type": ["string", "null"]},
                 "request": {"type": "object"},
@@ -211,8 +216,20 @@ fn schemas() -> Value {
                 "expiresAt": {"type": "string", "format": "date-time"},
                 "resolvedAt": {"type": ["string", "null"], "format": "date-time"},
                 "progress": {"type": "object", "description": "Partial answers of a multi-question prompt."},
-                "resolution": {"type": ["object", "null"], "description": "status, reason, by {id, displayName}, via (channel), answers by id with each item's kind (option | free_text)."},
+                "resolution": {"type": ["object", "null"], "description": "status, reason, by {id, displayName}, via (the channel it was answered through), surface (its kind: telegram, discord, slack, web), answers by id with each item's kind (option | free_text)."},
                 "result": {"oneOf": [{"$ref": "#/components/schemas/ToolResult"}, {"type": "null"}]}
+            }
+        },
+        "Delivery": {
+            "type": "object",
+            "required": ["surface", "channel", "status", "messages"],
+            "properties": {
+                "surface": {"type": ["string", "null"], "description": "The kind of surface: telegram, discord, slack, web (null for a question stored before kinds were recorded)."},
+                "channel": {"type": "string", "description": "The configured channel's name."},
+                "status": {"type": "string", "enum": ["sending", "delivered", "failed"]},
+                "reason": {"type": ["string", "null"], "description": "Why it failed."},
+                "messages": {"type": "array", "items": {"type": "object", "properties": {
+                    "conversation": {"type": "string"}, "message": {"type": "string"}}}}
             }
         },
         "Error": {

@@ -3,7 +3,7 @@
 use std::time::{Duration, UNIX_EPOCH};
 
 use askgate_core::ToolResult;
-use askgate_store::{QuestionRecord, QuestionStatus, Timestamp};
+use askgate_store::{QuestionRecord, QuestionStatus, Surface, Timestamp};
 use serde_json::{Value, json};
 
 /// RFC 3339 with milliseconds, UTC: `2026-12-02T16:00:00.000Z`.
@@ -31,6 +31,7 @@ pub fn question(record: &QuestionRecord) -> Value {
             "reason": resolution.reason,
             "by": resolution.by.as_ref().map(|by| json!({"id": by.id, "displayName": by.display_name})),
             "via": resolution.via,
+            "surface": resolution.surface,
             "answers": resolution.answers.as_ref().map(|answers| {
                 answers.iter().map(|(id, items)| (id.to_owned(), json!(items))).collect::<serde_json::Map<_, _>>()
             }),
@@ -45,7 +46,8 @@ pub fn question(record: &QuestionRecord) -> Value {
         "id": record.id,
         "status": record.status,
         "to": record.recipient,
-        "channel": record.channel,
+        "channel": record.channel(),
+        "deliveries": record.surfaces.iter().map(delivery).collect::<Vec<_>>(),
         "sessionId": record.session_id,
         "runId": record.run_id,
         "request": record.request,
@@ -55,5 +57,25 @@ pub fn question(record: &QuestionRecord) -> Value {
         "progress": progress,
         "resolution": resolution,
         "result": tool_result(record),
+    })
+}
+
+/// One surface's delivery, as the resource lists it: the kind of surface
+/// (`telegram`, `web`; `null` for a question stored before kinds were
+/// recorded), the channel, the state (`sending`, `delivered`, `failed`),
+/// why it failed, and the platform's messages.
+fn delivery(surface: &Surface) -> Value {
+    let messages: Vec<Value> = surface
+        .delivery
+        .iter()
+        .flat_map(|delivery| &delivery.messages)
+        .map(|message| json!({"conversation": message.conversation, "message": message.message}))
+        .collect();
+    json!({
+        "surface": (!surface.kind.is_empty()).then_some(surface.kind.as_str()),
+        "channel": surface.channel,
+        "status": surface.state.as_str(),
+        "reason": surface.reason,
+        "messages": messages,
     })
 }

@@ -309,7 +309,7 @@ mod inbound {
 
         /// The conversation and `ts` of a question's message.
         fn question_message(&self, question: &QuestionRecord) -> (String, String) {
-            let message = &question.delivery.as_ref().unwrap().messages[0];
+            let message = &question.delivery().unwrap().messages[0];
             if message.conversation != self.room {
                 assert_eq!(
                     message.conversation,

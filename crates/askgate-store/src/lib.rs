@@ -19,10 +19,12 @@ mod postgres;
 mod record;
 mod row;
 mod sqlite;
+mod surfaces;
 
 pub use postgres::PgStore;
-pub use record::{QuestionRecord, QuestionStatus, Resolution, Timestamp};
+pub use record::{QuestionRecord, QuestionStatus, Resolution, Surface, SurfaceState, Timestamp};
 pub use sqlite::SqliteStore;
+pub use surfaces::SurfaceWrite;
 
 use std::path::PathBuf;
 
@@ -134,10 +136,6 @@ pub struct InsertRules {
     pub max_pending_per_agent: Option<u32>,
     /// At most this many pending questions per recipient.
     pub max_pending_per_recipient: Option<u32>,
-    /// The question's channel has nothing to edit when it ends (askgate's
-    /// own page): it is stored as finished already, so that ending it
-    /// costs no second commit and start-up never takes it up to edit.
-    pub nothing_to_edit: bool,
 }
 
 /// An agent's idempotency key and what it was sent with.
@@ -167,8 +165,8 @@ pub struct PendingDeadline {
     pub expires_at: Timestamp,
     /// The question.
     pub id: QuestionId,
-    /// Whether its prompt was delivered in full; if not, start-up reads the
-    /// whole record and delivers the rest.
+    /// Whether its prompt was delivered in full (or given up on) on every
+    /// surface; if not, start-up reads the whole record and delivers the rest.
     pub delivered: bool,
 }
 
@@ -263,23 +261,61 @@ pub trait Store: Send + Sync + 'static {
     /// The question with this id.
     async fn get(&self, id: &QuestionId) -> Result<Option<QuestionRecord>, StoreError>;
 
-    /// Records where a question was delivered (a complete or a partial
-    /// [`Delivery`]), makes the conversation of its first message the
-    /// question's conversation, and indexes each delivered message so that
-    /// replies to it find the question. Returns whether the question was
-    /// still pending then: if so, whoever ends it later sees the delivery and
-    /// edits the message; if not, it ended while the prompt was on its way,
-    /// and the caller must.
-    async fn set_delivery(&self, id: &QuestionId, delivery: &Delivery) -> Result<bool, StoreError>;
+    /// Records where a question was delivered on its surface on `channel`
+    /// (a complete or a partial [`Delivery`]: the surface is
+    /// [`SurfaceState::Delivered`] or still [`SurfaceState::Sending`]),
+    /// makes the conversation of its first message the surface's
+    /// conversation, and indexes each delivered message so that replies to
+    /// it find the question. Returns whether the question was still pending
+    /// then: if so, whoever ends it later sees the delivery and edits the
+    /// message; if not, it ended while the prompt was on its way, and the
+    /// caller must.
+    async fn set_delivery(&self, id: &QuestionId, channel: &str, delivery: &Delivery) -> Result<bool, StoreError> {
+        let record = self
+            .write_surface(id, channel, SurfaceWrite::Delivered(delivery))
+            .await?;
+        let record = record.ok_or_else(|| StoreError::UnknownQuestion(id.clone()))?;
+        Ok(record.status == QuestionStatus::Pending)
+    }
 
-    /// Indexes one more message as belonging to a question (a force-reply).
-    async fn attach_message(&self, id: &QuestionId, message: &MessageRef) -> Result<(), StoreError>;
+    /// Records that the question's surface on `channel` could not be
+    /// delivered to, for `reason` ([`SurfaceState::Failed`]); the question
+    /// as it is then (`None` when there is none), so that the caller sees
+    /// whether every surface has failed. Two surfaces failing at once are
+    /// serialized: the second sees the first.
+    async fn surface_failed(
+        &self,
+        id: &QuestionId,
+        channel: &str,
+        reason: &str,
+    ) -> Result<Option<QuestionRecord>, StoreError> {
+        self.write_surface(id, channel, SurfaceWrite::Failed(reason)).await
+    }
+
+    /// One write to the question's surface on `channel`, in one transaction
+    /// that holds the question (two surfaces written at once are written one
+    /// after the other, the second seeing the first), with an index entry
+    /// per message of a delivery. The question as it is after, or `None`
+    /// when there is no such question; a surface the question does not have
+    /// is [`StoreError::Corrupt`]. [`Store::set_delivery`],
+    /// [`Store::surface_failed`] and [`Store::mark_finished`] are made of it.
+    async fn write_surface(
+        &self,
+        id: &QuestionId,
+        channel: &str,
+        write: SurfaceWrite<'_>,
+    ) -> Result<Option<QuestionRecord>, StoreError>;
+
+    /// Indexes one more message as belonging to a question on `channel`
+    /// (a force-reply).
+    async fn attach_message(&self, id: &QuestionId, channel: &str, message: &MessageRef) -> Result<(), StoreError>;
 
     /// The question a message on `channel` belongs to.
     async fn question_for_message(&self, channel: &str, message: &MessageRef)
     -> Result<Option<QuestionId>, StoreError>;
 
-    /// The newest pending question delivered to `conversation` on `channel`.
+    /// The newest pending question with a message in `conversation` on
+    /// `channel`.
     async fn newest_pending_in_conversation(
         &self,
         channel: &str,
@@ -331,12 +367,16 @@ pub trait Store: Send + Sync + 'static {
         event: EventKey<'_>,
     ) -> Result<ForEvent<ProgressSaved>, StoreError>;
 
-    /// Ended, delivered questions whose message is not yet edited into its
-    /// summary (the process stopped in between), oldest first.
+    /// Ended questions with a delivered surface whose messages are not yet
+    /// edited into the summary ([`Surface::to_edit`]: the process stopped in
+    /// between), oldest first.
     async fn unfinished(&self) -> Result<Vec<QuestionRecord>, StoreError>;
 
-    /// Records that an ended question's message now shows its summary.
-    async fn mark_finished(&self, id: &QuestionId) -> Result<(), StoreError>;
+    /// Records that an ended question's messages on `channel` now show its
+    /// summary.
+    async fn mark_finished(&self, id: &QuestionId, channel: &str) -> Result<(), StoreError> {
+        self.write_surface(id, channel, SurfaceWrite::Finished).await.map(drop)
+    }
 
     /// Every pending question, oldest first.
     async fn pending(&self) -> Result<Vec<QuestionRecord>, StoreError>;
@@ -353,14 +393,15 @@ pub trait Store: Send + Sync + 'static {
     /// How many questions are pending.
     async fn count_pending(&self) -> Result<u64, StoreError>;
 
-    /// At most `limit` pending questions asked before `created_before` whose
-    /// prompt is not delivered in full (none recorded, or a partial one),
-    /// oldest first: on a shared store, prompts whose asking replica died
-    /// before it could deliver them.
+    /// At most `limit` pending questions asked before `created_before` with
+    /// a surface still [`SurfaceState::Sending`] (no delivery recorded, or a
+    /// partial one), oldest first: on a shared store, prompts whose asking
+    /// replica died before it could deliver them.
     async fn undelivered(&self, created_before: Timestamp, limit: u32) -> Result<Vec<QuestionRecord>, StoreError>;
 
-    /// Whether a question on `channel` asked after `since` is pending
-    /// with no delivery recorded yet (its prompt may be on its way).
+    /// Whether a question with a surface on `channel` asked after `since` is
+    /// pending with no delivery recorded there yet (its prompt may be on its
+    /// way).
     async fn undelivered_since(&self, channel: &str, since: Timestamp) -> Result<bool, StoreError>;
 
     /// At most `limit` pending questions addressed to `recipient`, oldest

@@ -102,6 +102,95 @@ pub struct Resolution {
     /// The channel the resolving answer came through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
+    /// The kind of surface it came through (`telegram`, `web`): what the
+    /// summary names ("Answered by Alice in Telegram").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub surface: Option<String>,
+}
+
+/// Where a question's delivery to one surface stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SurfaceState {
+    /// Not delivered yet, or only in part: on its way, or to be retried.
+    Sending,
+    /// Delivered in full.
+    Delivered,
+    /// Could not be delivered: given up on, for [`Surface::reason`].
+    Failed,
+}
+
+impl SurfaceState {
+    /// The state as the API names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sending => "sending",
+            Self::Delivered => "delivered",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+/// One surface a question is shown on: a channel of its recipient, where on
+/// it, and how far its delivery and its summary got. A question has one per
+/// surface of its recipient, in the recipient's order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Surface {
+    /// The channel's name in the configuration (one surface per channel).
+    pub channel: String,
+    /// The channel's kind (`telegram`, `web`). Empty for a question stored
+    /// before surfaces were: its kind was not recorded.
+    #[serde(default)]
+    pub kind: String,
+    /// The conversation: where it is addressed, then where it was delivered
+    /// (a direct message's own id, learned from the send).
+    pub conversation: String,
+    /// How far its delivery got.
+    pub state: SurfaceState,
+    /// The messages it was delivered as (in part, while
+    /// [`SurfaceState::Sending`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<Delivery>,
+    /// Why it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Whether its messages were edited into the question's summary
+    /// (or have nothing to edit: askgate's own page).
+    #[serde(default)]
+    pub finished: bool,
+}
+
+impl Surface {
+    /// A surface not delivered yet.
+    pub fn sending(channel: &str, kind: &str, conversation: &str) -> Self {
+        Self {
+            channel: channel.to_owned(),
+            kind: kind.to_owned(),
+            conversation: conversation.to_owned(),
+            state: SurfaceState::Sending,
+            delivery: None,
+            reason: None,
+            finished: false,
+        }
+    }
+
+    /// A surface delivered as it was stored, with nothing ever to edit
+    /// (askgate's own page, [`Delivery::in_place`]).
+    pub fn in_place(channel: &str, kind: &str, delivery: Delivery) -> Self {
+        Self {
+            conversation: delivery.conversation().unwrap_or_default().to_owned(),
+            state: SurfaceState::Delivered,
+            delivery: Some(delivery),
+            finished: true,
+            ..Self::sending(channel, kind, "")
+        }
+    }
+
+    /// Whether messages of it wait to be edited into the summary.
+    pub fn to_edit(&self) -> bool {
+        self.delivery.is_some() && !self.finished
+    }
 }
 
 /// Everything stored about one question.
@@ -119,10 +208,8 @@ pub struct QuestionRecord {
     pub run_id: Option<String>,
     /// The recipient's name in the configuration.
     pub recipient: String,
-    /// The channel's name in the configuration.
-    pub channel: String,
-    /// The conversation on that channel.
-    pub conversation: String,
+    /// The surfaces it is shown on, in the recipient's order; never empty.
+    pub surfaces: Vec<Surface>,
     /// The language of askgate's wording for this recipient.
     pub locale: Locale,
     /// The normalized request.
@@ -131,10 +218,41 @@ pub struct QuestionRecord {
     pub created_at: Timestamp,
     /// When it expires.
     pub expires_at: Timestamp,
-    /// The messages it was delivered as, once delivered.
-    pub delivery: Option<Delivery>,
     /// Partial answers of a multi-question prompt so far.
     pub progress: Answers,
     /// How it ended, once it has.
     pub resolution: Option<Resolution>,
+}
+
+impl QuestionRecord {
+    /// Its surface on `channel`.
+    pub fn surface(&self, channel: &str) -> Option<&Surface> {
+        self.surfaces.iter().find(|surface| surface.channel == channel)
+    }
+
+    /// The channel of its first surface: where a question shown on one
+    /// surface is.
+    pub fn channel(&self) -> &str {
+        self.surfaces.first().map_or("", |surface| surface.channel.as_str())
+    }
+
+    /// The delivery on its first surface: where a question shown on one
+    /// surface went.
+    pub fn delivery(&self) -> Option<&Delivery> {
+        self.surfaces.first().and_then(|surface| surface.delivery.as_ref())
+    }
+
+    /// The conversation of its first surface.
+    pub fn conversation(&self) -> &str {
+        self.surfaces
+            .first()
+            .map_or("", |surface| surface.conversation.as_str())
+    }
+
+    /// Whether every surface has been delivered to or given up on.
+    pub fn delivered(&self) -> bool {
+        self.surfaces
+            .iter()
+            .all(|surface| surface.state != SurfaceState::Sending)
+    }
 }

@@ -14,8 +14,8 @@ use crate::{QuestionRecord, QuestionStatus, StoreError};
 /// [`QuestionRow::from_rusqlite`] reads them.
 macro_rules! question_columns {
     () => {
-        "id, status, agent, session_id, run_id, recipient, channel, conversation, locale, request, \
-         created_at, expires_at, delivery, progress, resolution"
+        "id, status, agent, session_id, run_id, recipient, surfaces, locale, request, \
+         created_at, expires_at, progress, resolution"
     };
 }
 pub(crate) use question_columns;
@@ -64,13 +64,11 @@ pub(crate) struct QuestionRow {
     session_id: Option<String>,
     run_id: Option<String>,
     recipient: String,
-    channel: String,
-    conversation: String,
+    surfaces: String,
     locale: String,
     request: String,
     created_at: i64,
     expires_at: i64,
-    delivery: Option<String>,
     progress: String,
     resolution: Option<String>,
 }
@@ -86,11 +84,7 @@ impl QuestionRow {
         let locale = Locale::from_str(&self.locale)
             .map_err(|error| StoreError::Corrupt(format!("question {raw}: column locale: {error}")))?;
         let request: AskRequest = decode_json(raw, "request", &self.request)?;
-        let delivery = self
-            .delivery
-            .as_deref()
-            .map(|json| decode_json(raw, "delivery", json))
-            .transpose()?;
+        let surfaces = decode_json(raw, "surfaces", &self.surfaces)?;
         let progress = decode_json(raw, "progress", &self.progress)?;
         let resolution = self
             .resolution
@@ -104,13 +98,11 @@ impl QuestionRow {
             session_id: self.session_id,
             run_id: self.run_id,
             recipient: self.recipient,
-            channel: self.channel,
-            conversation: self.conversation,
+            surfaces,
             locale,
             request,
             created_at: self.created_at,
             expires_at: self.expires_at,
-            delivery,
             progress,
             resolution,
         })
@@ -127,15 +119,13 @@ impl QuestionRow {
             session_id: row.get(3)?,
             run_id: row.get(4)?,
             recipient: row.get(5)?,
-            channel: row.get(6)?,
-            conversation: row.get(7)?,
-            locale: row.get(8)?,
-            request: row.get(9)?,
-            created_at: row.get(10)?,
-            expires_at: row.get(11)?,
-            delivery: row.get(12)?,
-            progress: row.get(13)?,
-            resolution: row.get(14)?,
+            surfaces: row.get(6)?,
+            locale: row.get(7)?,
+            request: row.get(8)?,
+            created_at: row.get(9)?,
+            expires_at: row.get(10)?,
+            progress: row.get(11)?,
+            resolution: row.get(12)?,
         })
     }
 }

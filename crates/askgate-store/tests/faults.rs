@@ -45,7 +45,7 @@ async fn a_full_disk_fails_writes_until_space_is_back_and_loses_nothing() {
         let mut record = other.clone();
         record.id = id.clone();
         let result = match store.insert(&record).await {
-            Ok(()) => store.set_delivery(&id, &many_messages(200)).await.map(drop),
+            Ok(()) => store.set_delivery(&id, CHANNEL, &many_messages(200)).await.map(drop),
             Err(error) => Err(error),
         };
         if let Err(error) = result {

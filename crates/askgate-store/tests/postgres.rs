@@ -111,6 +111,7 @@ async fn the_feed_tells_another_stores_changes_but_not_its_own_nor_another_schem
         answers: None,
         reason: None,
         via: None,
+        surface: None,
     };
     a.resolve(&QuestionId::parse("a1").unwrap(), &answered)
         .await

@@ -9,7 +9,9 @@ mod support;
 
 use askgate_core::channel::{Delivery, UserRef};
 use askgate_core::{AnswerItem, Answers, Locale};
-use askgate_store::{ProgressSaved, QuestionRecord, QuestionStatus, Resolution, SqliteStore, Store, StoreError};
+use askgate_store::{
+    ProgressSaved, QuestionRecord, QuestionStatus, Resolution, SqliteStore, Store, StoreError, Surface, SurfaceState,
+};
 use support::*;
 
 on_both_stores! {
@@ -63,16 +65,39 @@ async fn a_record_with_every_field_set_reads_back_equal(fresh: Fresh) {
         session_id: Some("session-1".to_owned()),
         run_id: Some("run-7".to_owned()),
         recipient: "alice".to_owned(),
-        channel: CHANNEL.to_owned(),
-        conversation: CONVERSATION.to_owned(),
+        surfaces: vec![
+            Surface {
+                channel: CHANNEL.to_owned(),
+                kind: "telegram".to_owned(),
+                conversation: CONVERSATION.to_owned(),
+                state: SurfaceState::Delivered,
+                delivery: Some(Delivery::new(vec![
+                    message(CONVERSATION, "17"),
+                    message(CONVERSATION, "18"),
+                ])),
+                reason: None,
+                finished: true,
+            },
+            Surface {
+                reason: Some("the bot was blocked".to_owned()),
+                ..Surface::sending("slack", "slack", "U123")
+            },
+            Surface::in_place(
+                "web",
+                "web",
+                Delivery::in_place(
+                    &id("01JABCDEF_xyz-9"),
+                    &askgate_core::channel::Destination {
+                        conversation: "alice".to_owned(),
+                        thread: None,
+                    },
+                ),
+            ),
+        ],
         locale: Locale::ZhCn,
         request: request.clone(),
         created_at: 1_700_000_000_000,
         expires_at: 1_700_000_600_000,
-        delivery: Some(Delivery::new(vec![
-            message(CONVERSATION, "17"),
-            message(CONVERSATION, "18"),
-        ])),
         progress,
         resolution: Some(Resolution {
             status: QuestionStatus::Answered,
@@ -84,6 +109,7 @@ async fn a_record_with_every_field_set_reads_back_equal(fresh: Fresh) {
             answers: Some(answers(&request)),
             reason: Some("answered in the thread".to_owned()),
             via: Some("telegram".to_owned()),
+            surface: Some("telegram".to_owned()),
         }),
     };
 
@@ -211,6 +237,7 @@ async fn the_first_resolution_wins(fresh: Fresh) {
         answers: Some(answers(&request)),
         reason: None,
         via: Some("telegram".to_owned()),
+        surface: Some("telegram".to_owned()),
     };
 
     let resolved = store.resolve(&record.id, &answered).await.unwrap().unwrap();
@@ -356,11 +383,13 @@ async fn delivered_messages_lead_back_to_their_question(fresh: Fresh) {
     let delivery = Delivery::new(vec![message(CONVERSATION, "17"), message(CONVERSATION, "18")]);
 
     assert!(
-        store.set_delivery(&record.id, &delivery).await.unwrap(),
+        store.set_delivery(&record.id, CHANNEL, &delivery).await.unwrap(),
         "recorded while pending: whoever ends it edits the message"
     );
 
-    assert_eq!(store.get(&record.id).await.unwrap().unwrap().delivery, Some(delivery));
+    let stored = store.get(&record.id).await.unwrap().unwrap();
+    assert_eq!(stored.delivery(), Some(&delivery));
+    assert_eq!(stored.surfaces[0].state, SurfaceState::Delivered);
     for number in ["17", "18"] {
         assert_eq!(
             store
@@ -388,7 +417,7 @@ async fn delivered_messages_lead_back_to_their_question(fresh: Fresh) {
     let force_reply = message(CONVERSATION, "19");
     assert_eq!(store.question_for_message(CHANNEL, &force_reply).await.unwrap(), None);
 
-    store.attach_message(&record.id, &force_reply).await.unwrap();
+    store.attach_message(&record.id, CHANNEL, &force_reply).await.unwrap();
     assert_eq!(
         store.question_for_message(CHANNEL, &force_reply).await.unwrap(),
         Some(record.id.clone())
@@ -410,12 +439,12 @@ async fn a_delivery_is_recorded_after_the_question_ended_too(fresh: Fresh) {
     let delivery = Delivery::new(vec![message(CONVERSATION, "17")]);
 
     assert!(
-        !store.set_delivery(&record.id, &delivery).await.unwrap(),
+        !store.set_delivery(&record.id, CHANNEL, &delivery).await.unwrap(),
         "ended before it was recorded: the caller edits the message"
     );
 
     let stored = store.get(&record.id).await.unwrap().unwrap();
-    assert_eq!(stored.delivery, Some(delivery));
+    assert_eq!(stored.delivery(), Some(&delivery));
     assert_eq!(stored.status, QuestionStatus::Cancelled);
 }
 
@@ -424,9 +453,11 @@ async fn messages_of_an_unknown_question_are_refused(fresh: Fresh) {
     let nobody = id("nobody");
     let delivery = Delivery::new(vec![message(CONVERSATION, "17")]);
 
-    let refused = store.set_delivery(&nobody, &delivery).await;
+    let refused = store.set_delivery(&nobody, CHANNEL, &delivery).await;
     assert!(matches!(refused, Err(StoreError::UnknownQuestion(_))), "{refused:?}");
-    let refused = store.attach_message(&nobody, &message(CONVERSATION, "17")).await;
+    let refused = store
+        .attach_message(&nobody, CHANNEL, &message(CONVERSATION, "17"))
+        .await;
     assert!(matches!(refused, Err(StoreError::UnknownQuestion(_))), "{refused:?}");
     assert_eq!(
         store
@@ -442,14 +473,24 @@ async fn the_newest_pending_question_of_a_conversation_is_found(fresh: Fresh) {
     let older = question("older", 1000);
     let newer = question("newer", 2000);
     let newest_but_ended = question("ended", 3000);
-    let mut elsewhere = question("elsewhere", 4000);
-    "other".clone_into(&mut elsewhere.conversation);
+    let elsewhere = question("elsewhere", 4000);
     let mut other_channel = question("discord", 5000);
-    "discord".clone_into(&mut other_channel.channel);
-    // Inserted out of order: created_at decides, not insertion.
-    for record in [&newer, &newest_but_ended, &older, &elsewhere, &other_channel] {
+    other_channel.surfaces = vec![Surface::sending("discord", "discord", CONVERSATION)];
+    let not_delivered = question("on-its-way", 6000);
+    // Inserted out of order: created_at decides, not insertion. A question
+    // is in a conversation once it has a message there.
+    for (record, channel, conversation) in [
+        (&newer, CHANNEL, CONVERSATION),
+        (&newest_but_ended, CHANNEL, CONVERSATION),
+        (&older, CHANNEL, CONVERSATION),
+        (&elsewhere, CHANNEL, "other"),
+        (&other_channel, "discord", CONVERSATION),
+    ] {
         store.insert(record).await.unwrap();
+        let delivery = Delivery::new(vec![message(conversation, record.id.as_str())]);
+        store.set_delivery(&record.id, channel, &delivery).await.unwrap();
     }
+    store.insert(&not_delivered).await.unwrap();
     store
         .resolve(&newest_but_ended.id, &ended(QuestionStatus::Expired, 3500, "expired"))
         .await
@@ -628,7 +669,7 @@ async fn everything_survives_reopening_the_store(fresh: Fresh) {
     {
         let store = fresh.store();
         store.insert(&record).await.unwrap();
-        store.set_delivery(&record.id, &delivery).await.unwrap();
+        store.set_delivery(&record.id, CHANNEL, &delivery).await.unwrap();
         store.record_event(CHANNEL, "update-1").await.unwrap();
         store.set_setting("telegram.offset", "7").await.unwrap();
         store.ping().await.unwrap();
@@ -641,7 +682,11 @@ async fn everything_survives_reopening_the_store(fresh: Fresh) {
     assert_eq!(
         pending[0],
         QuestionRecord {
-            delivery: Some(delivery),
+            surfaces: vec![Surface {
+                state: SurfaceState::Delivered,
+                delivery: Some(delivery),
+                ..record.surfaces[0].clone()
+            }],
             ..record.clone()
         }
     );
@@ -728,6 +773,12 @@ async fn a_foreign_question_id_is_reported_not_panicked_on(fresh: Fresh) {
     fresh
         .execute("UPDATE questions SET id = 'not an id!' WHERE id = 'q1'")
         .await;
+    fresh
+        .execute(&format!(
+            "INSERT INTO messages (channel, conversation, message, question_id) \
+             VALUES ('{CHANNEL}', '{CONVERSATION}', '17', 'not an id!')"
+        ))
+        .await;
 
     match store.newest_pending_in_conversation(CHANNEL, CONVERSATION).await {
         Err(StoreError::Corrupt(what)) => assert!(what.contains("not an id!"), "{what}"),
@@ -778,7 +829,7 @@ async fn a_recent_undelivered_question_is_found_by_channel_and_time(fresh: Fresh
     );
     // Delivered, or ended: no longer on its way.
     store
-        .set_delivery(&recent.id, &Delivery::new(vec![message(CONVERSATION, "m1")]))
+        .set_delivery(&recent.id, CHANNEL, &Delivery::new(vec![message(CONVERSATION, "m1")]))
         .await
         .unwrap();
     assert!(!store.undelivered_since(CHANNEL, 4_999).await.unwrap());
@@ -808,11 +859,11 @@ async fn pending_deadlines_come_in_pages_in_deadline_order(fresh: Fresh) {
         store.insert(&record).await.unwrap();
     }
     store
-        .set_delivery(&id("qb"), &Delivery::new(vec![message(CONVERSATION, "1")]))
+        .set_delivery(&id("qb"), CHANNEL, &Delivery::new(vec![message(CONVERSATION, "1")]))
         .await
         .unwrap();
     store
-        .set_delivery(&id("qc"), &Delivery::partial(vec![message(CONVERSATION, "2")]))
+        .set_delivery(&id("qc"), CHANNEL, &Delivery::partial(vec![message(CONVERSATION, "2")]))
         .await
         .unwrap();
     store
@@ -858,7 +909,7 @@ async fn prune_deletes_what_ended_before_the_cutoff_in_bounded_steps_and_never_a
         store.insert(&question(name, created_at)).await.unwrap();
     }
     let delivery = Delivery::new(vec![message(CONVERSATION, "m-old1")]);
-    store.set_delivery(&id("old1"), &delivery).await.unwrap();
+    store.set_delivery(&id("old1"), CHANNEL, &delivery).await.unwrap();
     for (name, at) in [("old1", 2_000), ("old2", 2_100), ("old3", 2_200), ("recent", 9_000)] {
         store
             .resolve(&id(name), &ended(QuestionStatus::Cancelled, at, "cancelled"))
@@ -940,11 +991,15 @@ async fn undelivered_lists_pending_prompts_not_sent_in_full_asked_before_a_time(
         store.insert(&question(name, created)).await.unwrap();
     }
     store
-        .set_delivery(&id("partly"), &Delivery::partial(vec![message(CONVERSATION, "p1")]))
+        .set_delivery(
+            &id("partly"),
+            CHANNEL,
+            &Delivery::partial(vec![message(CONVERSATION, "p1")]),
+        )
         .await
         .unwrap();
     store
-        .set_delivery(&id("sent"), &Delivery::new(vec![message(CONVERSATION, "s1")]))
+        .set_delivery(&id("sent"), CHANNEL, &Delivery::new(vec![message(CONVERSATION, "s1")]))
         .await
         .unwrap();
     store

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use askgate_core::channel::{Channel, ChannelError, Destination, InboundSink, Outgoing};
 use askgate_core::{Locale, validate_json};
-use askgate_engine::{Clock, Engine, NewQuestion, NoObserver, Recipient, SessionKind};
+use askgate_engine::{Clock, Engine, NewQuestion, NoObserver, Recipient, RecipientSurface, SessionKind};
 use askgate_store::{QuestionRecord, QuestionStatus, SqliteStore};
 use askgate_telegram::TelegramChannel;
 use askgate_testkit::telegram::{Failure, FakeTelegram, TgChat, TgUser};
@@ -57,28 +57,34 @@ async fn unpolled() -> Setup {
         Some(fake.api_url().parse().unwrap()),
     ));
     let recipients = vec![
-        Recipient {
-            name: "alice".into(),
-            display_name: "Alice".into(),
-            channel: "tg".into(),
-            destination: Destination {
-                conversation: ALICE.to_string(),
-                thread: None,
-            },
-            answerers: vec![],
-            locale: Locale::En,
-        },
-        Recipient {
-            name: "ops".into(),
-            display_name: "Alice".into(),
-            channel: "tg".into(),
-            destination: Destination {
-                conversation: GROUP.to_string(),
-                thread: None,
-            },
-            answerers: vec![ALICE.to_string()],
-            locale: Locale::En,
-        },
+        Recipient::on(
+            "alice",
+            "Alice",
+            RecipientSurface::new(
+                "tg",
+                "tg",
+                Destination {
+                    conversation: ALICE.to_string(),
+                    thread: None,
+                },
+                vec![],
+            ),
+            Locale::En,
+        ),
+        Recipient::on(
+            "ops",
+            "Alice",
+            RecipientSurface::new(
+                "tg",
+                "tg",
+                Destination {
+                    conversation: GROUP.to_string(),
+                    thread: None,
+                },
+                vec![ALICE.to_string()],
+            ),
+            Locale::En,
+        ),
     ];
     fake.add_chat(&TgChat::private(ALICE));
     fake.add_chat(&TgChat::group(GROUP, "Ops"));
@@ -136,7 +142,7 @@ impl Setup {
         tokio::time::timeout(PATIENCE, async {
             loop {
                 let current = self.engine.get(&record.id).await.unwrap().unwrap();
-                if current.delivery.is_some() || current.status.is_final() {
+                if current.delivery().is_some() || current.status.is_final() {
                     return current;
                 }
                 tokio::time::sleep(Duration::from_millis(10)).await;
@@ -174,7 +180,7 @@ impl Setup {
 }
 
 fn message_id(record: &QuestionRecord) -> i64 {
-    record.delivery.as_ref().unwrap().messages[0].message.parse().unwrap()
+    record.delivery().unwrap().messages[0].message.parse().unwrap()
 }
 
 fn token(record: &QuestionRecord, action: &str) -> String {

@@ -140,7 +140,7 @@ mod inbound {
 
     /// The chat a question is in, and its message's id.
     fn question_message(question: &QuestionRecord) -> (TgChat, i64) {
-        let message = &question.delivery.as_ref().unwrap().messages[0];
+        let message = &question.delivery().unwrap().messages[0];
         let chat = match message.conversation.parse::<i64>().unwrap() {
             ROOM => room(),
             ALICE => TgChat::private(ALICE),

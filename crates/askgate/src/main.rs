@@ -153,6 +153,9 @@ fn check_config(path: Option<&std::path::Path>) -> ExitCode {
                     return ExitCode::from(1);
                 }
             }
+            for recipient in &config.recipients {
+                let _ = writeln!(out, "{}", recipient.describe());
+            }
             if let Some(hint) = channels::finding_ids(config.channels.iter().map(|c| c.kind())) {
                 let _ = writeln!(out, "{hint}");
             }

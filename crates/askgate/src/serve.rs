@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context as _, Result};
 use askgate_adapter::{ChannelRuntime, Shutdown};
 use askgate_core::channel::{Channel, InboundSink};
-use askgate_engine::{Clock, Engine, Recipient};
+use askgate_engine::{Clock, Engine, Recipient, RecipientSurface};
 use askgate_server::{AgentToken, Allowed, AppState, Metrics, ServerSettings, WebKey};
 use askgate_store::{PgStore, SqliteStore, Store};
 use rand::distr::{Alphanumeric, SampleString};
@@ -181,9 +181,18 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         .map(|r| Recipient {
             name: r.name.clone(),
             display_name: r.display_name.clone(),
-            channel: r.channel.clone(),
-            destination: r.address.destination.clone(),
-            answerers: r.address.answerers.clone(),
+            surfaces: r
+                .surfaces
+                .iter()
+                .map(|s| {
+                    RecipientSurface::new(
+                        &s.channel,
+                        &s.kind,
+                        s.address.destination.clone(),
+                        s.address.answerers.clone(),
+                    )
+                })
+                .collect(),
             locale: r.locale,
         })
         .collect();
@@ -196,11 +205,10 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         .trim_end_matches('/')
         .to_owned();
 
+    // Every recipient has a page, whichever surfaces they list: it is how
+    // they answer when a chat app is down.
     let mut web_keys = Vec::new();
     for recipient in &config.recipients {
-        if recipient.kind != "web" {
-            continue;
-        }
         let key = match &recipient.web_key {
             // The link in full, every start: this is the admin's own terminal
             // (logs, which others may read, go to stderr and never hold it).

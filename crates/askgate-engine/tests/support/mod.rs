@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use askgate_core::channel::{ConversationKind, Destination, InboundEvent, InboundKind, MessageRef, Reaction, UserRef};
 use askgate_core::{AskRequest, ButtonAction, ButtonToken, Locale, QuestionId, ToolResult, validate_json};
-use askgate_engine::{Clock, Engine, NewQuestion, NoObserver, Recipient, SessionKind};
+use askgate_engine::{Clock, Engine, NewQuestion, NoObserver, Recipient, RecipientSurface, SessionKind};
 use askgate_store::{QuestionRecord, QuestionStatus, SqliteStore, Store};
 use askgate_testkit::{Call, FakeChannel};
 use tempfile::TempDir;
@@ -29,28 +29,34 @@ pub(crate) struct Harness {
 
 pub(crate) fn recipients() -> Vec<Recipient> {
     vec![
-        Recipient {
-            name: "alice".into(),
-            display_name: "Alice".into(),
-            channel: "chat".into(),
-            destination: Destination {
-                conversation: "dm-alice".into(),
-                thread: None,
-            },
-            answerers: vec![],
-            locale: Locale::En,
-        },
-        Recipient {
-            name: "team".into(),
-            display_name: "Alice".into(),
-            channel: "chat".into(),
-            destination: Destination {
-                conversation: "group-1".into(),
-                thread: None,
-            },
-            answerers: vec!["u-alice".into()],
-            locale: Locale::En,
-        },
+        Recipient::on(
+            "alice",
+            "Alice",
+            RecipientSurface::new(
+                "chat",
+                "chat",
+                Destination {
+                    conversation: "dm-alice".into(),
+                    thread: None,
+                },
+                vec![],
+            ),
+            Locale::En,
+        ),
+        Recipient::on(
+            "team",
+            "Alice",
+            RecipientSurface::new(
+                "chat",
+                "chat",
+                Destination {
+                    conversation: "group-1".into(),
+                    thread: None,
+                },
+                vec!["u-alice".into()],
+            ),
+            Locale::En,
+        ),
     ]
 }
 
@@ -90,6 +96,13 @@ pub(crate) async fn start_engine(
         Arc::new(NoObserver),
     );
     engine.start().await.expect("the engine starts");
+    let stop = run_timers(&engine);
+    (engine, stop)
+}
+
+/// Runs `engine`'s timers in the background until the returned sender is
+/// used or dropped.
+pub(crate) fn run_timers(engine: &Engine) -> oneshot::Sender<()> {
     let (stop, stopped) = oneshot::channel::<()>();
     let timers = engine.clone();
     tokio::spawn(async move {
@@ -99,7 +112,7 @@ pub(crate) async fn start_engine(
             })
             .await;
     });
-    (engine, stop)
+    stop
 }
 
 pub(crate) fn single() -> AskRequest {
@@ -174,7 +187,7 @@ impl Harness {
         tokio::time::timeout(PATIENCE, async {
             loop {
                 let record = self.engine.get(id).await.unwrap().expect("stored");
-                if record.delivery.is_some() || record.status.is_final() {
+                if record.delivery().is_some() || record.status.is_final() {
                     return record;
                 }
                 tokio::time::sleep(Duration::from_millis(5)).await;
@@ -208,7 +221,7 @@ pub(crate) fn finishes(calls: &[Call]) -> usize {
 }
 
 pub(crate) fn message(record: &QuestionRecord) -> MessageRef {
-    record.delivery.as_ref().expect("delivered").messages[0].clone()
+    record.delivery().expect("delivered").messages[0].clone()
 }
 
 pub(crate) fn event(id: &str, user: &str, conversation: &str, kind: InboundKind) -> InboundEvent {
@@ -242,7 +255,7 @@ pub(crate) fn tap(record: &QuestionRecord, event_id: &str, user: &str, action: B
     event(
         event_id,
         user,
-        &record.conversation,
+        record.conversation(),
         InboundKind::ButtonPressed {
             token,
             message: message(record),
@@ -253,13 +266,13 @@ pub(crate) fn tap(record: &QuestionRecord, event_id: &str, user: &str, action: B
 pub(crate) fn typed(record: &QuestionRecord, event_id: &str, user: &str, text: &str, reply: bool) -> InboundEvent {
     let kind = InboundKind::TextReply {
         message: MessageRef {
-            conversation: record.conversation.clone(),
+            conversation: record.conversation().to_owned(),
             message: format!("m-{event_id}"),
         },
         text: text.into(),
         reply_to: reply.then(|| message(record)),
     };
-    event(event_id, user, &record.conversation, kind)
+    event(event_id, user, record.conversation(), kind)
 }
 
 pub(crate) fn result(record: &QuestionRecord) -> serde_json::Value {

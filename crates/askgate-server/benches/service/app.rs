@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use askgate_core::Locale;
 use askgate_core::channel::{Channel, Destination};
-use askgate_engine::{Clock, Engine, Recipient};
+use askgate_engine::{Clock, Engine, Recipient, RecipientSurface};
 use askgate_server::{AgentToken, Allowed, AppState, Metrics, ServerSettings, WebChannel, WebKey};
 use askgate_store::{SqliteStore, Store};
 use tokio::net::TcpListener;
@@ -45,17 +45,12 @@ impl Service {
     /// commits).
     pub(crate) async fn start_on(store: Arc<dyn Store>, sqlite: Option<SqliteStore>) -> Result<Self> {
         let channels: Vec<Arc<dyn Channel>> = vec![Arc::new(WebChannel::new(CHANNEL))];
-        let recipients = vec![Recipient {
-            name: RECIPIENT.to_owned(),
-            display_name: "Alice".to_owned(),
-            channel: CHANNEL.to_owned(),
-            destination: Destination {
-                conversation: RECIPIENT.to_owned(),
-                thread: None,
-            },
-            answerers: Vec::new(),
-            locale: Locale::En,
-        }];
+        let destination = Destination {
+            conversation: RECIPIENT.to_owned(),
+            thread: None,
+        };
+        let page = RecipientSurface::new(CHANNEL, askgate_engine::WEB, destination, Vec::new());
+        let recipients = vec![Recipient::on(RECIPIENT, "Alice", page, Locale::En)];
         let metrics = Arc::new(Metrics::new());
         // No pending caps: the engine's default, as a library user gets it.
         let engine = Engine::new(store.clone(), channels, recipients, Clock::system(), metrics.clone());

@@ -267,8 +267,9 @@ pub(crate) async fn style() -> Response {
 }
 
 /// One question as the page shows it: in the state's lists and in an event
-/// of the stream.
-fn entry(record: &QuestionRecord) -> Value {
+/// of the stream. `page` is the channel the page answers through: an
+/// answer given elsewhere is summarized with where it was given.
+fn entry(record: &QuestionRecord, page: &str) -> Value {
     json!({
         "id": record.id,
         "status": record.status,
@@ -276,7 +277,9 @@ fn entry(record: &QuestionRecord) -> Value {
         "expiresAt": time(record.expires_at),
         "resolvedAt": record.resolution.as_ref().map(|r| time(r.at)),
         "request": record.request,
-        "summary": summary_of(record),
+        // Answered so far on any surface: the card shows those steps done.
+        "progress": record.progress,
+        "summary": summary_of(record, Some(page)),
     })
 }
 
@@ -301,7 +304,8 @@ pub(crate) async fn page_state(
         .ended_for_recipient(&name, RECENT_ON_PAGE)
         .await
         .map_err(|e| ApiError::internal(&e))?;
-    let (recent, _) = fill(&recent, RECENT_ON_PAGE as usize, RECENT_BYTES, false);
+    let page = engine.page_channel(&name);
+    let (recent, _) = fill(&recent, &page, RECENT_ON_PAGE as usize, RECENT_BYTES, false);
     Ok(Json(json!({
         "recipient": {"name": recipient.name, "displayName": recipient.display_name, "locale": recipient.locale},
         "pending": pending,
@@ -390,17 +394,18 @@ async fn pending_page(
         .pending_for_recipient(name, after, PENDING_PAGE + 1)
         .await
         .map_err(|e| ApiError::internal(&e))?;
-    Ok(fill(&records, PENDING_PAGE as usize, PAGE_BYTES, true))
+    let page = state.0.engine.page_channel(name);
+    Ok(fill(&records, &page, PENDING_PAGE as usize, PAGE_BYTES, true))
 }
 
 /// The entries of the first `records`, at most `limit`, that fit in
 /// `budget` bytes of JSON (at least one when `at_least_one`, so that paging
 /// always moves on), and whether any of `records` were left out.
-fn fill(records: &[QuestionRecord], limit: usize, budget: usize, at_least_one: bool) -> (Vec<Value>, bool) {
+fn fill(records: &[QuestionRecord], page: &str, limit: usize, budget: usize, at_least_one: bool) -> (Vec<Value>, bool) {
     let mut entries = Vec::new();
     let mut used = 0;
     for record in records.iter().take(limit) {
-        let entry = entry(record);
+        let entry = entry(record, page);
         // `,` between entries.
         let size = entry.to_string().len() + 1;
         if used + size > budget && !(at_least_one && entries.is_empty()) {
@@ -519,7 +524,7 @@ pub(crate) async fn events(
                 .next_change(&mut changes, |record| record.recipient == name)
                 .await?
             {
-                Change::Matching(record) => (entry(&record), true),
+                Change::Matching(record) => (entry(&record, &state.0.engine.page_channel(&name)), true),
                 Change::Missed => (json!({"missed": true}), false),
             };
             let event = Event::default().event("changed").data(data.to_string());

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use askgate_core::Locale;
 use askgate_core::channel::{Channel, Destination};
-use askgate_engine::{Clock, Engine, Recipient};
+use askgate_engine::{Clock, Engine, Recipient, RecipientSurface};
 use askgate_server::{AgentToken, Allowed, AppState, Metrics, ServerSettings, WebChannel};
 use askgate_store::SqliteStore;
 use axum::Router;
@@ -21,17 +21,16 @@ use tower::ServiceExt as _;
 
 /// A recipient on the web channel whose conversation is its name.
 pub(crate) fn web_recipient(name: &str, display_name: &str) -> Recipient {
-    Recipient {
-        name: name.into(),
-        display_name: display_name.into(),
-        channel: "web".into(),
-        destination: Destination {
-            conversation: name.into(),
-            thread: None,
-        },
-        answerers: vec![],
-        locale: Locale::En,
-    }
+    let destination = Destination {
+        conversation: name.into(),
+        thread: None,
+    };
+    Recipient::on(
+        name,
+        display_name,
+        RecipientSurface::new("web", "web", destination, vec![]),
+        Locale::En,
+    )
 }
 
 /// Agent `one`, with `token`, allowed to ask everyone.

@@ -35,7 +35,7 @@ pub(super) async fn insert(
 ) -> Result<Inserted, StoreError> {
     let columns = Columns {
         request: encode(&question.request)?,
-        delivery: question.delivery.as_ref().map(encode).transpose()?,
+        surfaces: encode(&question.surfaces)?,
         progress: encode(&question.progress)?,
         resolution: question.resolution.as_ref().map(encode).transpose()?,
     };
@@ -65,7 +65,7 @@ pub(super) async fn insert(
 /// The question's JSON columns, encoded once for every attempt.
 struct Columns {
     request: String,
-    delivery: Option<String>,
+    surfaces: String,
     progress: String,
     resolution: Option<String>,
 }
@@ -98,9 +98,9 @@ async fn attempt(
         .await?;
     }
     let inserted = sqlx::query(
-        "INSERT INTO questions (id, status, agent, session_id, run_id, recipient, channel, conversation, \
-         locale, request, created_at, expires_at, delivery, progress, resolution, resolved_at, finished) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
+        "INSERT INTO questions (id, status, agent, session_id, run_id, recipient, surfaces, \
+         locale, request, created_at, expires_at, progress, resolution, resolved_at, finished) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
     )
     .bind(question.id.as_str())
     .bind(question.status.as_str())
@@ -108,17 +108,15 @@ async fn attempt(
     .bind(&question.session_id)
     .bind(&question.run_id)
     .bind(&question.recipient)
-    .bind(&question.channel)
-    .bind(&question.conversation)
+    .bind(&columns.surfaces)
     .bind(question.locale.as_str())
     .bind(&columns.request)
     .bind(question.created_at)
     .bind(question.expires_at)
-    .bind(&columns.delivery)
     .bind(&columns.progress)
     .bind(&columns.resolution)
     .bind(question.resolution.as_ref().map(|resolution| resolution.at))
-    .bind(rules.nothing_to_edit)
+    .bind(crate::surfaces::all_finished(&question.surfaces))
     .execute(&mut **tx)
     .await;
     if let Some(constraint) = unique_violation(&inserted) {

@@ -30,12 +30,13 @@ use std::time::Duration;
 
 use askgate_core::QuestionId;
 use askgate_core::answer::Answers;
-use askgate_core::channel::{Delivery, MessageRef};
+use askgate_core::channel::MessageRef;
 use async_trait::async_trait;
 use sqlx::Connection as _;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 
 use crate::row::{QuestionRow, decode_all, decode_expired, decode_id, encode, question_columns};
+use crate::surfaces::{self, SurfaceWrite};
 use crate::{
     Change, EventKey, ForEvent, InsertRules, Inserted, PendingDeadline, ProgressSaved, Pruned, QuestionRecord,
     QuestionStatus, Resolution, Store, StoreError, Timestamp,
@@ -103,6 +104,41 @@ impl PgStore {
 
 #[async_trait]
 impl Store for PgStore {
+    /// A write to the question's surface on `channel` ([`SurfaceWrite`]),
+    /// and for a delivery an index entry per message, in one transaction
+    /// that holds the question's row (`FOR UPDATE`): two surfaces written at
+    /// once are written one after the other, the second seeing the first.
+    /// The question as it is after, or `None` when there is no such question.
+    async fn write_surface(
+        &self,
+        id: &QuestionId,
+        channel: &str,
+        write: SurfaceWrite<'_>,
+    ) -> Result<Option<QuestionRecord>, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let row = sqlx::query_as::<_, QuestionRow>(select_questions!("WHERE id = $1 FOR UPDATE"))
+            .bind(id.as_str())
+            .fetch_optional(&mut *tx)
+            .await?;
+        let Some(mut record) = row.map(QuestionRow::decode).transpose()? else {
+            return Ok(None);
+        };
+        surfaces::apply(id, &mut record.surfaces, channel, &write)?;
+        sqlx::query("UPDATE questions SET surfaces = $1, finished = $2 WHERE id = $3")
+            .bind(encode(&record.surfaces)?)
+            .bind(surfaces::all_finished(&record.surfaces))
+            .bind(id.as_str())
+            .execute(&mut *tx)
+            .await?;
+        if let SurfaceWrite::Delivered(delivery) = write {
+            for message in &delivery.messages {
+                index_message(&mut tx, id, channel, message).await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(Some(record))
+    }
+
     /// Stores the record as given, as [`crate::SqliteStore`] does: an ended
     /// record is stored too, and neither the session rule nor the caps apply
     /// to it.
@@ -118,33 +154,9 @@ impl Store for PgStore {
         row.map(QuestionRow::decode).transpose()
     }
 
-    /// Whatever the question's status, as in the SQLite store; a message
-    /// indexed under another question moves to this one.
-    async fn set_delivery(&self, id: &QuestionId, delivery: &Delivery) -> Result<bool, StoreError> {
-        let json = encode(delivery)?;
-        let mut tx = self.pool.begin().await?;
-        let status: Option<String> = sqlx::query_scalar(
-            "UPDATE questions SET delivery = $1, conversation = COALESCE($2, conversation) WHERE id = $3 \
-             RETURNING status",
-        )
-        .bind(json)
-        .bind(delivery.conversation())
-        .bind(id.as_str())
-        .fetch_optional(&mut *tx)
-        .await?;
-        let Some(status) = status else {
-            return Err(StoreError::UnknownQuestion(id.clone()));
-        };
-        for message in &delivery.messages {
-            index_message(&mut tx, id, message).await?;
-        }
-        tx.commit().await?;
-        Ok(status == QuestionStatus::Pending.as_str())
-    }
-
-    async fn attach_message(&self, id: &QuestionId, message: &MessageRef) -> Result<(), StoreError> {
+    async fn attach_message(&self, id: &QuestionId, channel: &str, message: &MessageRef) -> Result<(), StoreError> {
         let mut conn = self.pool.acquire().await?;
-        if index_message(&mut conn, id, message).await? {
+        if index_message(&mut conn, id, channel, message).await? {
             Ok(())
         } else {
             Err(StoreError::UnknownQuestion(id.clone()))
@@ -172,9 +184,12 @@ impl Store for PgStore {
         channel: &str,
         conversation: &str,
     ) -> Result<Option<QuestionId>, StoreError> {
+        // The conversation's messages (their primary key's range), each
+        // question by its key.
         let id: Option<String> = sqlx::query_scalar(
-            "SELECT id FROM questions WHERE channel = $1 AND conversation = $2 AND status = 'pending' \
-             ORDER BY created_at DESC, seq DESC LIMIT 1",
+            "SELECT q.id FROM messages m JOIN questions q ON q.id = m.question_id \
+             WHERE m.channel = $1 AND m.conversation = $2 AND q.status = 'pending' \
+             ORDER BY q.created_at DESC, q.seq DESC LIMIT 1",
         )
         .bind(channel)
         .bind(conversation)
@@ -260,20 +275,11 @@ impl Store for PgStore {
 
     async fn unfinished(&self) -> Result<Vec<QuestionRecord>, StoreError> {
         let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
-            "WHERE NOT finished AND status NOT IN ('pending', 'delivery_failed') AND delivery IS NOT NULL \
-             ORDER BY created_at, seq"
+            "WHERE NOT finished AND status NOT IN ('pending', 'delivery_failed') ORDER BY created_at, seq"
         ))
         .fetch_all(&self.pool)
         .await?;
         decode_all(rows)
-    }
-
-    async fn mark_finished(&self, id: &QuestionId) -> Result<(), StoreError> {
-        sqlx::query("UPDATE questions SET finished = TRUE WHERE id = $1")
-            .bind(id.as_str())
-            .execute(&self.pool)
-            .await?;
-        Ok(())
     }
 
     async fn pending(&self) -> Result<Vec<QuestionRecord>, StoreError> {
@@ -290,12 +296,11 @@ impl Store for PgStore {
         limit: u32,
     ) -> Result<Vec<PendingDeadline>, StoreError> {
         // `questions_pending_expires` (expires_at, id) of pending rows serves
-        // the filter and the order. A delivery is complete unless it says
-        // `"complete": false`.
+        // the filter and the order. Delivered: no surface is still being
+        // sent to.
         let (at, id) = after.map_or((i64::MIN, String::new()), |(at, id)| (*at, id.to_string()));
         let rows: Vec<(Timestamp, String, bool)> = sqlx::query_as(
-            "SELECT expires_at, id, \
-             delivery IS NOT NULL AND coalesce((delivery::jsonb ->> 'complete')::boolean, TRUE) \
+            "SELECT expires_at, id, NOT (surfaces::jsonb @> '[{\"state\": \"sending\"}]') \
              FROM questions WHERE status = 'pending' AND (expires_at, id) > ($1, $2) \
              ORDER BY expires_at, id LIMIT $3",
         )
@@ -327,7 +332,7 @@ impl Store for PgStore {
     async fn undelivered(&self, created_before: Timestamp, limit: u32) -> Result<Vec<QuestionRecord>, StoreError> {
         let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
             "WHERE status = 'pending' AND created_at < $1 \
-             AND (delivery IS NULL OR NOT coalesce((delivery::jsonb ->> 'complete')::boolean, TRUE)) \
+             AND surfaces::jsonb @> '[{\"state\": \"sending\"}]' \
              ORDER BY created_at, seq LIMIT $2"
         ))
         .bind(created_before)
@@ -339,8 +344,9 @@ impl Store for PgStore {
 
     async fn undelivered_since(&self, channel: &str, since: Timestamp) -> Result<bool, StoreError> {
         let found: bool = sqlx::query_scalar(
-            "SELECT EXISTS (SELECT 1 FROM questions WHERE status = 'pending' AND channel = $1 \
-             AND delivery IS NULL AND created_at > $2)",
+            "SELECT EXISTS (SELECT 1 FROM questions WHERE status = 'pending' AND created_at > $2 \
+             AND EXISTS (SELECT 1 FROM jsonb_array_elements(surfaces::jsonb) AS s \
+             WHERE s ->> 'channel' = $1 AND s ->> 'state' = 'sending' AND NOT (s ? 'delivery')))",
         )
         .bind(channel)
         .bind(since)
@@ -652,16 +658,18 @@ async fn record_event_in(conn: &mut sqlx::PgConnection, event: EventKey<'_>) -> 
 async fn index_message(
     conn: &mut sqlx::PgConnection,
     id: &QuestionId,
+    channel: &str,
     message: &MessageRef,
 ) -> Result<bool, StoreError> {
     let inserted = sqlx::query(
         "INSERT INTO messages (channel, conversation, message, question_id) \
-         SELECT channel, $1, $2, id FROM questions WHERE id = $3 \
+         SELECT $4, $1, $2, id FROM questions WHERE id = $3 \
          ON CONFLICT (channel, conversation, message) DO UPDATE SET question_id = excluded.question_id",
     )
     .bind(message.conversation.as_str())
     .bind(message.message.as_str())
     .bind(id.as_str())
+    .bind(channel)
     .execute(conn)
     .await?;
     Ok(inserted.rows_affected() > 0)

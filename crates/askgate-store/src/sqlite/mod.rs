@@ -30,10 +30,18 @@ use self::health::Health;
 use self::writer::{BUSY_TIMEOUT, Writer};
 use self::writes::NewQuestion;
 use crate::row::{QuestionRow, decode_all, decode_id, encode, question_columns};
+use crate::surfaces::SurfaceWrite;
 use crate::{
     EventKey, ForEvent, InsertRules, Inserted, PendingDeadline, ProgressSaved, Pruned, QuestionRecord, Resolution,
     Store, StoreError, Timestamp,
 };
+
+/// A [`SurfaceWrite`] that owns its values, to cross to the writer thread.
+enum Owned {
+    Delivered(Delivery),
+    Failed(String),
+    Finished,
+}
 
 /// Connections for reading. WAL lets readers run beside the one writer.
 const MAX_READERS: u32 = 4;
@@ -115,6 +123,31 @@ impl SqliteStore {
 
 #[async_trait]
 impl Store for SqliteStore {
+    /// [`writes::write_surface`] on the writer thread.
+    async fn write_surface(
+        &self,
+        id: &QuestionId,
+        channel: &str,
+        write: SurfaceWrite<'_>,
+    ) -> Result<Option<QuestionRecord>, StoreError> {
+        let (id, channel) = (id.clone(), channel.to_owned());
+        let write = match write {
+            SurfaceWrite::Delivered(delivery) => Owned::Delivered(delivery.clone()),
+            SurfaceWrite::Failed(reason) => Owned::Failed(reason.to_owned()),
+            SurfaceWrite::Finished => Owned::Finished,
+        };
+        self.writer
+            .write(move |conn| {
+                let write = match &write {
+                    Owned::Delivered(delivery) => SurfaceWrite::Delivered(delivery),
+                    Owned::Failed(reason) => SurfaceWrite::Failed(reason),
+                    Owned::Finished => SurfaceWrite::Finished,
+                };
+                writes::write_surface(conn, &id, &channel, &write)
+            })
+            .await
+    }
+
     /// Stores the record as given. The engine inserts pending questions; a
     /// record that has ended already is stored too (its `resolved_at` column
     /// is its resolution's time), and neither the session rule nor the caps
@@ -122,7 +155,7 @@ impl Store for SqliteStore {
     async fn insert_with(&self, question: &QuestionRecord, rules: &InsertRules) -> Result<Inserted, StoreError> {
         let new = NewQuestion {
             request: encode(&question.request)?,
-            delivery: question.delivery.as_ref().map(encode).transpose()?,
+            surfaces: encode(&question.surfaces)?,
             progress: encode(&question.progress)?,
             resolution: question.resolution.as_ref().map(encode).transpose()?,
             record: question.clone(),
@@ -139,28 +172,11 @@ impl Store for SqliteStore {
         row.map(QuestionRow::decode).transpose()
     }
 
-    /// Whatever the question's status: a question can end while it is being
-    /// delivered (cancelled, expired), and its messages are still to be
-    /// edited into their summary. An unknown id is
-    /// [`StoreError::UnknownQuestion`].
-    ///
-    /// A message already indexed under another question is moved to this one:
-    /// the newest delivery is what the platform shows.
-    async fn set_delivery(&self, id: &QuestionId, delivery: &Delivery) -> Result<bool, StoreError> {
-        let json = encode(delivery)?;
-        let conversation = delivery.conversation().map(str::to_owned);
-        let messages = delivery.messages.clone();
-        let id = id.clone();
-        self.writer
-            .write(move |conn| writes::set_delivery(conn, &id, &json, conversation.as_deref(), &messages))
-            .await
-    }
-
     /// An unknown id is [`StoreError::UnknownQuestion`].
-    async fn attach_message(&self, id: &QuestionId, message: &MessageRef) -> Result<(), StoreError> {
-        let (id, message) = (id.clone(), message.clone());
+    async fn attach_message(&self, id: &QuestionId, channel: &str, message: &MessageRef) -> Result<(), StoreError> {
+        let (id, channel, message) = (id.clone(), channel.to_owned(), message.clone());
         self.writer
-            .write(move |conn| writes::attach_message(conn, &id, &message))
+            .write(move |conn| writes::attach_message(conn, &id, &channel, &message))
             .await
     }
 
@@ -185,10 +201,13 @@ impl Store for SqliteStore {
         channel: &str,
         conversation: &str,
     ) -> Result<Option<QuestionId>, StoreError> {
-        // rowid breaks a tie in created_at: the later insert is the newer.
+        // The conversation's messages (their primary key's range), each
+        // question's row by its key; rowid breaks a tie in created_at: the
+        // later insert is the newer.
         let id: Option<String> = sqlx::query_scalar(
-            "SELECT id FROM questions WHERE channel = ? AND conversation = ? AND status = 'pending' \
-             ORDER BY created_at DESC, rowid DESC LIMIT 1",
+            "SELECT q.id FROM messages m JOIN questions q ON q.id = m.question_id \
+             WHERE m.channel = ? AND m.conversation = ? AND q.status = 'pending' \
+             ORDER BY q.created_at DESC, q.rowid DESC LIMIT 1",
         )
         .bind(channel)
         .bind(conversation)
@@ -282,17 +301,11 @@ impl Store for SqliteStore {
 
     async fn unfinished(&self) -> Result<Vec<QuestionRecord>, StoreError> {
         let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
-            "WHERE finished = 0 AND status NOT IN ('pending', 'delivery_failed') AND delivery IS NOT NULL \
-             ORDER BY created_at, rowid"
+            "WHERE finished = 0 AND status NOT IN ('pending', 'delivery_failed') ORDER BY created_at, rowid"
         ))
         .fetch_all(&self.pool)
         .await?;
         decode_all(rows)
-    }
-
-    async fn mark_finished(&self, id: &QuestionId) -> Result<(), StoreError> {
-        let id = id.clone();
-        self.writer.write(move |conn| writes::mark_finished(conn, &id)).await
     }
 
     async fn pending(&self) -> Result<Vec<QuestionRecord>, StoreError> {
@@ -310,10 +323,11 @@ impl Store for SqliteStore {
     ) -> Result<Vec<PendingDeadline>, StoreError> {
         // `questions_status_expires` (status, expires_at) serves both the
         // filter and the order; the row value resumes after the last page.
-        // A delivery is stored complete unless it says `"complete": false`.
+        // Delivered: no surface is still being sent to.
         let (at, id) = after.map_or((i64::MIN, String::new()), |(at, id)| (*at, id.to_string()));
         let rows: Vec<(Timestamp, String, bool)> = sqlx::query_as(
-            "SELECT expires_at, id, delivery IS NOT NULL AND coalesce(json_extract(delivery, '$.complete'), 1) = 1 \
+            "SELECT expires_at, id, NOT EXISTS (SELECT 1 FROM json_each(surfaces) \
+             WHERE json_extract(value, '$.state') = 'sending') \
              FROM questions WHERE status = 'pending' AND (expires_at, id) > (?, ?) \
              ORDER BY expires_at, id LIMIT ?",
         )
@@ -346,7 +360,7 @@ impl Store for SqliteStore {
     async fn undelivered(&self, created_before: Timestamp, limit: u32) -> Result<Vec<QuestionRecord>, StoreError> {
         let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
             "WHERE status = 'pending' AND created_at < ? \
-             AND (delivery IS NULL OR coalesce(json_extract(delivery, '$.complete'), 1) = 0) \
+             AND EXISTS (SELECT 1 FROM json_each(surfaces) WHERE json_extract(value, '$.state') = 'sending') \
              ORDER BY created_at, rowid LIMIT ?"
         ))
         .bind(created_before)
@@ -360,8 +374,9 @@ impl Store for SqliteStore {
         // `questions_status_expires` narrows to pending rows; only those of
         // the last moments are looked at.
         let found: bool = sqlx::query_scalar(
-            "SELECT EXISTS (SELECT 1 FROM questions WHERE status = 'pending' AND channel = ? \
-             AND delivery IS NULL AND created_at > ?)",
+            "SELECT EXISTS (SELECT 1 FROM questions, json_each(questions.surfaces) AS s \
+             WHERE status = 'pending' AND created_at > ?2 AND json_extract(s.value, '$.channel') = ?1 \
+             AND json_extract(s.value, '$.state') = 'sending' AND json_extract(s.value, '$.delivery') IS NULL)",
         )
         .bind(channel)
         .bind(since)

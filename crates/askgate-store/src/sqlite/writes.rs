@@ -9,7 +9,8 @@ use askgate_core::channel::MessageRef;
 use rusqlite::{Connection, OptionalExtension as _, params};
 
 use super::writer::unavailable;
-use crate::row::{QuestionRow, decode_id, decode_json, question_columns};
+use crate::row::{QuestionRow, decode_id, decode_json, encode, question_columns};
+use crate::surfaces::{self, SurfaceWrite, all_finished};
 use crate::{
     IdempotencyKey, InsertRules, Inserted, PendingScope, ProgressSaved, Pruned, QuestionRecord, QuestionStatus,
     StoreError, Timestamp,
@@ -20,7 +21,7 @@ use crate::{
 pub(super) struct NewQuestion {
     pub(super) record: QuestionRecord,
     pub(super) request: String,
-    pub(super) delivery: Option<String>,
+    pub(super) surfaces: String,
     pub(super) progress: String,
     pub(super) resolution: Option<String>,
 }
@@ -50,9 +51,9 @@ pub(super) fn insert(conn: &Connection, new: &NewQuestion, rules: &InsertRules) 
     let resolved_at = question.resolution.as_ref().map(|resolution| resolution.at);
     let inserted = conn
         .prepare_cached(
-            "INSERT INTO questions (id, status, agent, session_id, run_id, recipient, channel, conversation, \
-             locale, request, created_at, expires_at, delivery, progress, resolution, resolved_at, finished) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO questions (id, status, agent, session_id, run_id, recipient, surfaces, \
+             locale, request, created_at, expires_at, progress, resolution, resolved_at, finished) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .and_then(|mut statement| {
             statement.execute(params![
@@ -62,17 +63,15 @@ pub(super) fn insert(conn: &Connection, new: &NewQuestion, rules: &InsertRules) 
                 question.session_id,
                 question.run_id,
                 question.recipient,
-                question.channel,
-                question.conversation,
+                new.surfaces,
                 question.locale.as_str(),
                 new.request,
                 question.created_at,
                 question.expires_at,
-                new.delivery,
                 new.progress,
                 new.resolution,
                 resolved_at,
-                rules.nothing_to_edit,
+                all_finished(&question.surfaces),
             ])
         });
     match inserted {
@@ -194,58 +193,61 @@ fn conflict(conn: &Connection, question: &QuestionRecord, error: rusqlite::Error
     Ok(unavailable(error))
 }
 
-/// [`crate::Store::set_delivery`]: the delivery, the question's
-/// conversation, and an index entry per message. Whether it was pending.
-pub(super) fn set_delivery(
+/// A write to the question's surface on `channel` ([`SurfaceWrite`]), and
+/// for a delivery an index entry per message: the question as it is after,
+/// or `None` when there is no such question. The list is read and written
+/// back on the one writer thread, so no other write comes in between.
+pub(super) fn write_surface(
     conn: &Connection,
     id: &QuestionId,
-    delivery: &str,
-    conversation: Option<&str>,
-    messages: &[MessageRef],
-) -> Result<bool, StoreError> {
-    // The question's conversation becomes the one it was delivered to:
-    // taps and replies come from there (a DM has an id of its own).
-    let status: Option<String> = conn
-        .prepare_cached(
-            "UPDATE questions SET delivery = ?, conversation = COALESCE(?, conversation) WHERE id = ? \
-             RETURNING status",
-        )
+    channel: &str,
+    write: &SurfaceWrite<'_>,
+) -> Result<Option<QuestionRecord>, StoreError> {
+    let Some(mut record) = read(conn, id)? else {
+        return Ok(None);
+    };
+    surfaces::apply(id, &mut record.surfaces, channel, write)?;
+    let json = encode(&record.surfaces)?;
+    conn.prepare_cached("UPDATE questions SET surfaces = ?, finished = ? WHERE id = ?")
         .and_then(|mut statement| {
-            statement
-                .query_row(params![delivery, conversation, id.as_str()], |row| row.get(0))
-                .optional()
+            statement.execute(params![json, surfaces::all_finished(&record.surfaces), id.as_str()])
         })
         .map_err(unavailable)?;
-    let Some(status) = status else {
-        return Err(StoreError::UnknownQuestion(id.clone()));
-    };
-    for message in messages {
-        index_message(conn, id, message)?;
+    if let SurfaceWrite::Delivered(delivery) = write {
+        for message in &delivery.messages {
+            index_message(conn, id, channel, message)?;
+        }
     }
-    Ok(status == QuestionStatus::Pending.as_str())
+    Ok(Some(record))
 }
 
 /// [`crate::Store::attach_message`].
-pub(super) fn attach_message(conn: &Connection, id: &QuestionId, message: &MessageRef) -> Result<(), StoreError> {
-    if index_message(conn, id, message)? {
+pub(super) fn attach_message(
+    conn: &Connection,
+    id: &QuestionId,
+    channel: &str,
+    message: &MessageRef,
+) -> Result<(), StoreError> {
+    if index_message(conn, id, channel, message)? {
         Ok(())
     } else {
         Err(StoreError::UnknownQuestion(id.clone()))
     }
 }
 
-/// Indexes one message under a question, on the question's channel; a
-/// message indexed under another question moves to this one (the newest
-/// delivery is what the platform shows). False when there is no such
-/// question.
-fn index_message(conn: &Connection, id: &QuestionId, message: &MessageRef) -> Result<bool, StoreError> {
+/// Indexes one message on `channel` under a question; a message indexed
+/// under another question moves to this one (the newest delivery is what
+/// the platform shows). False when there is no such question.
+fn index_message(conn: &Connection, id: &QuestionId, channel: &str, message: &MessageRef) -> Result<bool, StoreError> {
     let inserted = conn
         .prepare_cached(
             "INSERT INTO messages (channel, conversation, message, question_id) \
-             SELECT channel, ?, ?, id FROM questions WHERE id = ? \
+             SELECT ?, ?, ?, id FROM questions WHERE id = ? \
              ON CONFLICT (channel, conversation, message) DO UPDATE SET question_id = excluded.question_id",
         )
-        .and_then(|mut statement| statement.execute(params![message.conversation, message.message, id.as_str()]))
+        .and_then(|mut statement| {
+            statement.execute(params![channel, message.conversation, message.message, id.as_str()])
+        })
         .map_err(unavailable)?;
     Ok(inserted > 0)
 }
@@ -337,14 +339,6 @@ pub(super) fn expire_due(
         })
         .map_err(unavailable)?;
     Ok(crate::row::decode_expired(rows))
-}
-
-/// [`crate::Store::mark_finished`].
-pub(super) fn mark_finished(conn: &Connection, id: &QuestionId) -> Result<(), StoreError> {
-    conn.prepare_cached("UPDATE questions SET finished = 1 WHERE id = ?")
-        .and_then(|mut statement| statement.execute([id.as_str()]))
-        .map_err(unavailable)?;
-    Ok(())
 }
 
 /// [`crate::Store::record_event`]: true the first time.

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use askgate_core::channel::MessageRef;
 use askgate_core::{AnswerItem, Answers, AskRequest, Locale, QuestionId, validate_json};
-use askgate_store::{PgStore, QuestionRecord, QuestionStatus, Resolution, SqliteStore, Store};
+use askgate_store::{PgStore, QuestionRecord, QuestionStatus, Resolution, SqliteStore, Store, Surface};
 use askgate_testkit::postgres::Schema;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 use sqlx::{AssertSqlSafe, Connection};
@@ -191,13 +191,11 @@ pub(crate) fn question(name: &str, created_at: i64) -> QuestionRecord {
         session_id: None,
         run_id: None,
         recipient: "alice".to_owned(),
-        channel: CHANNEL.to_owned(),
-        conversation: CONVERSATION.to_owned(),
+        surfaces: vec![Surface::sending(CHANNEL, "telegram", CONVERSATION)],
         locale: Locale::En,
         request: request(),
         created_at,
         expires_at: created_at + 600_000,
-        delivery: None,
         progress: Answers::new(),
         resolution: None,
     }
@@ -217,6 +215,7 @@ pub(crate) fn ended(status: QuestionStatus, at: i64, reason: &str) -> Resolution
         answers: None,
         reason: Some(reason.to_owned()),
         via: None,
+        surface: None,
     }
 }
 

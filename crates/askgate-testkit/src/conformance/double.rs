@@ -183,8 +183,7 @@ impl TestDouble {
     /// Where `question` was delivered, and its first message.
     fn message_of(question: &QuestionRecord) -> MessageRef {
         question
-            .delivery
-            .as_ref()
+            .delivery()
             .and_then(|delivery| delivery.messages.first().cloned())
             .unwrap_or_else(|| panic!("question {} was not delivered", question.id))
     }

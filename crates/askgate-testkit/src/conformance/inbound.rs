@@ -22,7 +22,7 @@ use askgate_core::channel::{
 };
 use askgate_core::form::FormValue;
 use askgate_core::{ButtonAction, ButtonToken, Locale, QuestionId, ToolResult};
-use askgate_engine::{Clock, Engine, EngineError, NewQuestion, NoObserver, Recipient, SessionKind};
+use askgate_engine::{Clock, Engine, EngineError, NewQuestion, NoObserver, Recipient, RecipientSurface, SessionKind};
 use askgate_store::{QuestionRecord, QuestionStatus, SqliteStore};
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -40,17 +40,14 @@ pub const GROUP: &str = "team";
 /// A recipient on channel `channel` at `conversation`, in English, whom
 /// `answerers` may answer for (none: whoever is in the direct conversation).
 pub fn recipient(name: &str, display_name: &str, channel: &str, conversation: &str, answerers: &[&str]) -> Recipient {
-    Recipient {
-        name: name.into(),
-        display_name: display_name.into(),
-        channel: channel.into(),
-        destination: askgate_core::channel::Destination {
-            conversation: conversation.into(),
-            thread: None,
-        },
-        answerers: answerers.iter().map(|id| (*id).to_owned()).collect(),
-        locale: Locale::En,
-    }
+    let destination = askgate_core::channel::Destination {
+        conversation: conversation.into(),
+        thread: None,
+    };
+    let answerers = answerers.iter().map(|id| (*id).to_owned()).collect();
+    // The suite's channels are chat platforms; the kind only names them in summaries.
+    let surface = RecipientSurface::new(channel, channel, destination, answerers);
+    Recipient::on(name, display_name, surface, Locale::En)
 }
 
 /// How long anything may take before a scenario gives up on it: an action's
@@ -393,14 +390,18 @@ impl<'a> Person<'a> {
         let named = |name: &str| recipients.iter().find(|r| r.name == name).cloned();
         let person = named(PERSON).unwrap_or_else(|| panic!("the platform MUST configure the recipient \"{PERSON}\""));
         assert!(
-            person.answerers.is_empty(),
+            person.surfaces.iter().all(|surface| surface.answerers.is_empty()),
             "\"{PERSON}\" is a direct conversation: no answerers"
         );
         if features.groups {
             let group = named(GROUP)
                 .unwrap_or_else(|| panic!("a platform with groups MUST configure the recipient \"{GROUP}\""));
             assert_eq!(
-                group.answerers.len(),
+                group
+                    .surfaces
+                    .iter()
+                    .map(|surface| surface.answerers.len())
+                    .sum::<usize>(),
                 1,
                 "\"{GROUP}\"'s answerers MUST be the person only, so that anyone else is a stranger"
             );
@@ -488,11 +489,7 @@ impl<'a> Person<'a> {
         let delivered = tokio::time::timeout(PATIENCE, async {
             loop {
                 let current = self.current(&record.id).await;
-                if current
-                    .delivery
-                    .as_ref()
-                    .is_some_and(|d| d.complete && !d.messages.is_empty())
-                {
+                if current.delivery().is_some_and(|d| d.complete && !d.messages.is_empty()) {
                     return current;
                 }
                 assert!(

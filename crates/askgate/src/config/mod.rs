@@ -6,16 +6,20 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use askgate_adapter::config::{Address, ChannelSettings, ConfigCheck, ServerContext};
+use askgate_adapter::config::{ChannelSettings, ConfigCheck, ServerContext};
 
 use crate::channels::kinds;
+
+mod recipients;
+
 pub(crate) use askgate_adapter::config::{Problem, Problems, Secret};
-use askgate_core::Locale;
 use askgate_store::PgStore;
+use recipients::RawRecipient;
+pub(crate) use recipients::RecipientConfig;
 use serde::Deserialize;
 
 /// The embedded default: SQLite and the web page on loopback, no tokens.
-pub(crate) const EMBEDDED_DEFAULT: &str = include_str!("../../../config/askgate.toml");
+pub(crate) const EMBEDDED_DEFAULT: &str = include_str!("../../../../config/askgate.toml");
 
 /// `[store] retention_days` when absent.
 const DEFAULT_RETENTION_DAYS: u32 = 30;
@@ -70,19 +74,6 @@ pub(crate) struct AgentConfig {
     pub(crate) token: Option<Secret>,
     /// `None` for `"*"`.
     pub(crate) recipients: Option<Vec<String>>,
-}
-
-#[derive(Debug, Clone)]
-pub(crate) struct RecipientConfig {
-    pub(crate) name: String,
-    pub(crate) channel: String,
-    /// The kind of its channel (`"web"`, or a platform's).
-    pub(crate) kind: String,
-    pub(crate) display_name: String,
-    pub(crate) locale: Locale,
-    pub(crate) web_key: Option<Secret>,
-    /// Where on its channel, and who may answer (read by the channel's kind).
-    pub(crate) address: Address,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -147,21 +138,9 @@ struct RawAgent {
 
 /// A channel: its `type`, and the rest for that kind to read.
 #[derive(Debug, Deserialize)]
-struct RawChannel {
+pub(super) struct RawChannel {
     #[serde(rename = "type")]
-    kind: String,
-    #[serde(flatten)]
-    rest: toml::Table,
-}
-
-/// A recipient: the keys every recipient has, and the rest (its address on
-/// its channel) for the channel's kind to read.
-#[derive(Debug, Deserialize)]
-struct RawRecipient {
-    channel: String,
-    display_name: Option<String>,
-    locale: Option<String>,
-    web_key: Option<String>,
+    pub(super) kind: String,
     #[serde(flatten)]
     rest: toml::Table,
 }
@@ -287,52 +266,7 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
         );
     }
 
-    let mut recipients = Vec::new();
-    for (name, recipient) in &raw.recipients {
-        let key = |field: &str| format!("recipients.{name}.{field}");
-        let channel = raw.channels.get(&recipient.channel);
-        if channel.is_none() {
-            check.problem(
-                &key("channel"),
-                format!("there is no channel named \"{}\".", recipient.channel),
-                format!(
-                    "add [channels.{}] or name one of: {}.",
-                    recipient.channel,
-                    names(raw.channels.keys())
-                ),
-            );
-        }
-        let locale = match recipient.locale.as_deref().unwrap_or("en").parse::<Locale>() {
-            Ok(locale) => locale,
-            Err(error) => {
-                check.problem(&key("locale"), format!("{error}."), "use \"en\" or \"zh-CN\".");
-                Locale::En
-            }
-        };
-        let web_key = check.secret(&key("web_key"), recipient.web_key.as_deref());
-        if web_key.is_some() && channel.is_some_and(|c| c.kind != "web") {
-            check.problem(
-                &key("web_key"),
-                "only recipients on a web channel have a page key.",
-                "remove web_key.",
-            );
-        }
-        let Some((channel, kind)) = channel.and_then(|c| Some((c, kind_of(&c.kind)?))) else {
-            // The channel is missing or of an unknown type: reported above.
-            continue;
-        };
-        if let Some(address) = kind.recipient(&mut check, name, recipient.rest.clone()) {
-            recipients.push(RecipientConfig {
-                name: name.clone(),
-                channel: recipient.channel.clone(),
-                kind: channel.kind.clone(),
-                display_name: recipient.display_name.clone().unwrap_or_else(|| name.clone()),
-                locale,
-                web_key,
-                address,
-            });
-        }
-    }
+    let recipients = recipients::recipients(&raw.recipients, &raw.channels, &kinds, &mut check);
     if raw.recipients.is_empty() && !recipients_set_aside {
         check.problem(
             "recipients",
@@ -638,7 +572,7 @@ fn type_problem(key: &str, message: &str) -> Problem {
 
 /// The value `config/example.toml` gives the key, as TOML.
 fn example_value(key: &str) -> Option<String> {
-    let example: toml::Table = toml::from_str(include_str!("../../../config/example.toml")).ok()?;
+    let example: toml::Table = toml::from_str(include_str!("../../../../config/example.toml")).ok()?;
     let mut value = example.get(key.split('.').next()?)?;
     for part in key.split('.').skip(1) {
         value = value.as_table()?.get(part)?;
@@ -684,7 +618,7 @@ fn file_problem(text: &str, error: &toml::de::Error) -> Problems {
     }])
 }
 
-fn names<'a>(names: impl Iterator<Item = &'a String>) -> String {
+pub(super) fn names<'a>(names: impl Iterator<Item = &'a String>) -> String {
     let names: Vec<&str> = names.map(String::as_str).collect();
     if names.is_empty() {
         "(none configured)".to_owned()
@@ -726,14 +660,14 @@ mod tests {
             "{:?}",
             config.store
         );
-        assert_eq!(config.recipients[0].channel, "web");
+        assert_eq!(config.recipients[0].surfaces[0].channel, "web");
         assert!(config.agents[0].token.is_none() && config.agents[0].recipients.is_none());
     }
 
     #[test]
     fn the_example_is_valid_with_its_variables_set() {
         let env = |name: &str| Some(format!("{name}-{}", "x".repeat(32)));
-        let config = parse(include_str!("../../../config/example.toml"), &env).unwrap();
+        let config = parse(include_str!("../../../../config/example.toml"), &env).unwrap();
         assert_eq!(config.agents.len(), 2);
         assert_eq!(
             config.agents[0].token.as_ref().unwrap().expose(),
@@ -835,7 +769,7 @@ mod tests {
         let ok = format!("{base}[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n");
         let config = parse(&ok, &no_env).unwrap();
         assert_eq!(config.channels[0].kind(), "web");
-        assert_eq!(config.recipients[0].address.destination.conversation, "me");
+        assert_eq!(config.recipients[0].surfaces[0].address.destination.conversation, "me");
     }
 
     #[test]

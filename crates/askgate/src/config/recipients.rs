@@ -1,0 +1,349 @@
+//! `[recipients.<name>]`: who questions go to, and their surfaces.
+//!
+//! A recipient names one channel (`channel = "tg"`, with its addressing
+//! keys beside it: the one-surface shorthand) or several (`surfaces =
+//! ["tg", "web"]`, each channel's addressing keys in a table of its own,
+//! `[recipients.alice.tg]`). Each channel's kind reads its addressing keys.
+//! Every recipient has a web page, whether or not a web channel is listed.
+
+use std::collections::BTreeMap;
+
+use askgate_adapter::config::{AdapterKind, Address, ConfigCheck};
+use askgate_core::Locale;
+use serde::Deserialize;
+
+use super::Secret;
+use super::{RawChannel, names};
+
+/// A recipient as configured.
+#[derive(Debug, Clone)]
+pub(crate) struct RecipientConfig {
+    pub(crate) name: String,
+    pub(crate) display_name: String,
+    pub(crate) locale: Locale,
+    pub(crate) web_key: Option<Secret>,
+    /// Where their questions are shown, in the order listed; never empty.
+    pub(crate) surfaces: Vec<SurfaceConfig>,
+}
+
+impl RecipientConfig {
+    /// What `check-config` says of them: each surface, where on it, who
+    /// answers there, and the page every recipient has.
+    pub(crate) fn describe(&self) -> String {
+        let surfaces: Vec<String> = self
+            .surfaces
+            .iter()
+            .map(|surface| {
+                if surface.kind == "web" {
+                    return format!("web channel \"{}\" (the page)", surface.channel);
+                }
+                let destination = &surface.address.destination;
+                let thread = destination
+                    .thread
+                    .as_ref()
+                    .map_or_else(String::new, |thread| format!(", thread {thread}"));
+                let who = if surface.address.answerers.is_empty() {
+                    "the person of the direct chat".to_owned()
+                } else {
+                    surface.address.answerers.join(", ")
+                };
+                format!(
+                    "{} channel \"{}\" (conversation {}{thread}, answered by {who})",
+                    surface.kind, surface.channel, destination.conversation
+                )
+            })
+            .collect();
+        let page = if self.surfaces.iter().any(|surface| surface.kind == "web") {
+            ""
+        } else {
+            "; also answerable on its web page (serve prints the link)"
+        };
+        format!(
+            "recipient \"{}\": shown on {}{page}; the first answer on any of them wins",
+            self.name,
+            surfaces.join(" and ")
+        )
+    }
+}
+
+/// One surface of a recipient.
+#[derive(Debug, Clone)]
+pub(crate) struct SurfaceConfig {
+    /// The channel's name.
+    pub(crate) channel: String,
+    /// The kind of its channel (`"web"`, or a platform's).
+    pub(crate) kind: String,
+    /// Where on its channel, and who may answer (read by the channel's kind).
+    pub(crate) address: Address,
+}
+
+/// A recipient: the keys every recipient has, and the rest (its address on
+/// its channel, or one table per surface) for the channels' kinds to read.
+#[derive(Debug, Deserialize)]
+pub(super) struct RawRecipient {
+    channel: Option<String>,
+    surfaces: Option<Vec<String>>,
+    display_name: Option<String>,
+    locale: Option<String>,
+    web_key: Option<String>,
+    #[serde(flatten)]
+    rest: toml::Table,
+}
+
+/// Reads every recipient; problems go to `check`.
+pub(super) fn recipients(
+    raw: &BTreeMap<String, RawRecipient>,
+    channels: &BTreeMap<String, RawChannel>,
+    kinds: &[Box<dyn AdapterKind>],
+    check: &mut ConfigCheck<'_>,
+) -> Vec<RecipientConfig> {
+    let mut recipients = Vec::new();
+    for (name, recipient) in raw {
+        let key = |field: &str| format!("recipients.{name}.{field}");
+        let surfaces = match (&recipient.channel, &recipient.surfaces) {
+            (Some(channel), None) => one_surface(name, channel, recipient.rest.clone(), channels, kinds, check),
+            (None, Some(listed)) => surfaces(name, listed, recipient.rest.clone(), channels, kinds, check),
+            (Some(_), Some(_)) => {
+                check.problem(
+                    &key("surfaces"),
+                    "a recipient has either channel (one surface) or surfaces (several), not both.",
+                    "keep surfaces = [...] and remove channel.",
+                );
+                None
+            }
+            (None, None) => {
+                check.problem(
+                    &key("channel"),
+                    "a recipient needs the channel its questions go to.",
+                    format!(
+                        "add channel = \"<name>\", or surfaces = [\"<name>\", ...]; channels: {}.",
+                        names(channels.keys())
+                    ),
+                );
+                None
+            }
+        };
+        let locale = match recipient.locale.as_deref().unwrap_or("en").parse::<Locale>() {
+            Ok(locale) => locale,
+            Err(error) => {
+                check.problem(&key("locale"), format!("{error}."), "use \"en\" or \"zh-CN\".");
+                Locale::En
+            }
+        };
+        let web_key = check.secret(&key("web_key"), recipient.web_key.as_deref());
+        if let Some(surfaces) = surfaces {
+            recipients.push(RecipientConfig {
+                name: name.clone(),
+                display_name: recipient.display_name.clone().unwrap_or_else(|| name.clone()),
+                locale,
+                web_key,
+                surfaces,
+            });
+        }
+    }
+    recipients
+}
+
+/// `channel = "tg"` with the addressing keys beside it.
+fn one_surface(
+    name: &str,
+    channel: &str,
+    table: toml::Table,
+    channels: &BTreeMap<String, RawChannel>,
+    kinds: &[Box<dyn AdapterKind>],
+    check: &mut ConfigCheck<'_>,
+) -> Option<Vec<SurfaceConfig>> {
+    let kind = channel_kind(&format!("recipients.{name}.channel"), channel, channels, kinds, check)?;
+    let address = kind.recipient(check, name, table)?;
+    Some(vec![SurfaceConfig {
+        channel: channel.to_owned(),
+        kind: kind.kind().to_owned(),
+        address,
+    }])
+}
+
+/// `surfaces = ["tg", "web"]`, each channel's keys in `[recipients.<name>.<channel>]`.
+fn surfaces(
+    name: &str,
+    listed: &[String],
+    mut rest: toml::Table,
+    channels: &BTreeMap<String, RawChannel>,
+    kinds: &[Box<dyn AdapterKind>],
+    check: &mut ConfigCheck<'_>,
+) -> Option<Vec<SurfaceConfig>> {
+    let key = format!("recipients.{name}.surfaces");
+    if listed.is_empty() {
+        check.problem(
+            &key,
+            "no surface is listed.",
+            format!(
+                "list the channels to show questions on; channels: {}.",
+                names(channels.keys())
+            ),
+        );
+        return None;
+    }
+    let mut surfaces = Vec::new();
+    let mut complete = true;
+    for (index, channel) in listed.iter().enumerate() {
+        if listed[..index].contains(channel) {
+            check.problem(
+                &key,
+                format!("\"{channel}\" is listed twice."),
+                "list each channel once.",
+            );
+            complete = false;
+            continue;
+        }
+        let table = match rest.remove(channel) {
+            None => toml::Table::new(),
+            Some(toml::Value::Table(table)) => table,
+            Some(other) => {
+                check.problem(
+                    &format!("recipients.{name}.{channel}"),
+                    format!(
+                        "expected a table of \"{channel}\"'s addressing keys, got {}.",
+                        other.type_str()
+                    ),
+                    format!("write [recipients.{name}.{channel}] with its keys (chat_id, user_id, ...)."),
+                );
+                complete = false;
+                continue;
+            }
+        };
+        let Some(kind) = channel_kind(&key, channel, channels, kinds, check) else {
+            complete = false;
+            continue;
+        };
+        // A page's conversation is the recipient itself; the others' keys
+        // are reported under their own table.
+        let prefix = if kind.kind() == "web" {
+            name.to_owned()
+        } else {
+            format!("{name}.{channel}")
+        };
+        match kind.recipient(check, &prefix, table) {
+            Some(address) => surfaces.push(SurfaceConfig {
+                channel: channel.clone(),
+                kind: kind.kind().to_owned(),
+                address,
+            }),
+            None => complete = false,
+        }
+    }
+    for (left, _) in rest {
+        check.problem(
+            &format!("recipients.{name}.{left}"),
+            "with surfaces = [...], each channel's keys go in a table of its own.",
+            format!("move it to [recipients.{name}.<channel>], or list that channel in surfaces."),
+        );
+        complete = false;
+    }
+    complete.then_some(surfaces)
+}
+
+/// The kind of the channel `channel`, or a problem at `key`.
+fn channel_kind<'k>(
+    key: &str,
+    channel: &str,
+    channels: &BTreeMap<String, RawChannel>,
+    kinds: &'k [Box<dyn AdapterKind>],
+    check: &mut ConfigCheck<'_>,
+) -> Option<&'k dyn AdapterKind> {
+    let Some(raw) = channels.get(channel) else {
+        check.problem(
+            key,
+            format!("there is no channel named \"{channel}\"."),
+            format!("add [channels.{channel}] or name one of: {}.", names(channels.keys())),
+        );
+        return None;
+    };
+    // A channel of an unknown type is reported with the channel.
+    kinds.iter().find(|kind| kind.kind() == raw.kind).map(|kind| &**kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse;
+
+    const BASE: &str = "[agents.a]\nrecipients = [\"*\"]\n[channels.web]\ntype = \"web\"\n\
+                        [channels.tg]\ntype = \"telegram\"\ntoken = \"${TG}\"\n";
+
+    fn env(name: &str) -> Option<String> {
+        (name == "TG").then(|| "123456:telegram-token-for-the-config-tests".to_owned())
+    }
+
+    fn problems(text: &str) -> Vec<String> {
+        match parse(&format!("{BASE}{text}"), &env) {
+            Ok(_) => Vec::new(),
+            Err(problems) => problems.0.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    #[test]
+    fn a_recipient_lists_its_surfaces_each_with_its_own_keys() {
+        let text = format!(
+            "{BASE}[recipients.alice]\ndisplay_name = \"Alice\"\nsurfaces = [\"tg\", \"web\"]\n\
+             [recipients.alice.tg]\nchat_id = 123\n"
+        );
+        let config = parse(&text, &env).unwrap();
+        let alice = &config.recipients[0];
+        let surfaces: Vec<(&str, &str, &str)> = alice
+            .surfaces
+            .iter()
+            .map(|s| {
+                (
+                    s.channel.as_str(),
+                    s.kind.as_str(),
+                    s.address.destination.conversation.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(surfaces, [("tg", "telegram", "123"), ("web", "web", "alice")]);
+        assert_eq!(
+            alice.describe(),
+            "recipient \"alice\": shown on telegram channel \"tg\" (conversation 123, answered by the person \
+             of the direct chat) and web channel \"web\" (the page); the first answer on any of them wins"
+        );
+        // The one-surface shorthand says where else it can be answered.
+        let text = format!("{BASE}[recipients.bob]\nchannel = \"tg\"\nchat_id = 7\n");
+        let bob = &parse(&text, &env).unwrap().recipients[0];
+        assert_eq!(bob.surfaces.len(), 1);
+        assert!(
+            bob.describe().contains("also answerable on its web page"),
+            "{}",
+            bob.describe()
+        );
+    }
+
+    #[test]
+    fn surfaces_that_cannot_be_read_are_each_explained() {
+        let said = problems(
+            "[recipients.a]\nchannel = \"web\"\nsurfaces = [\"web\"]\n\
+             [recipients.b]\nsurfaces = [\"tg\", \"tg\", \"nowhere\"]\n[recipients.b.tg]\nchat_id = 1\n\
+             [recipients.c]\nsurfaces = [\"tg\"]\nchat_id = 5\n\
+             [recipients.d]\nsurfaces = [\"tg\", \"web\"]\n[recipients.d.tg]\ntopic = 3\n\
+             [recipients.e]\nsurfaces = []\n\
+             [recipients.f]\ndisplay_name = \"F\"\n",
+        );
+        let about = |key: &str| {
+            said.iter()
+                .find(|line| line.starts_with(key))
+                .unwrap_or_else(|| panic!("nothing said about {key}: {said:#?}"))
+                .clone()
+        };
+        assert!(about("recipients.a.surfaces").contains("not both"));
+        assert!(
+            said.iter()
+                .any(|l| l.starts_with("recipients.b.surfaces") && l.contains("listed twice"))
+        );
+        assert!(
+            said.iter()
+                .any(|l| l.starts_with("recipients.b.surfaces") && l.contains("no channel named \"nowhere\""))
+        );
+        assert!(about("recipients.c.chat_id").contains("a table of its own"));
+        assert!(about("recipients.d.tg.chat_id").contains("needs the chat"));
+        assert!(about("recipients.e.surfaces").contains("no surface is listed"));
+        assert!(about("recipients.f.channel").contains("needs the channel"));
+    }
+}

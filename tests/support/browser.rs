@@ -1,0 +1,290 @@
+//! What the suites that drive a real browser share: installing their
+//! prerequisites (Chromium from Debian, Node.js, playwright-core from npm),
+//! reading a child's output, and [`Page`], one page of askgate's web page in
+//! headless Chromium, driven step by step from a Rust test through
+//! `tests/browser/driver.mjs` (one JSON command per line on its stdin, one
+//! JSON answer per line on its stdout), so that a test can act in a chat
+//! app's fake and on the page in one scenario.
+#![allow(
+    clippy::print_stdout,
+    reason = "a test's report goes to its captured stdout, shown by `--nocapture` and on failure"
+)]
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::repo_root;
+
+/// Where Debian installs Chromium.
+pub(crate) const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// How long one driver step may take (its own waits are shorter).
+const STEP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Runs a setup command, failing the test with its output when it fails.
+fn run_setup(what: &str, command: &mut Command) {
+    println!("browser test setup: {what}");
+    let output = command
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|error| panic!("browser test setup: could not run {what}: {error}"));
+    assert!(
+        output.status.success(),
+        "browser test setup: {what} failed ({}).\nstdout:\n{}\nstderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).trim() == "0")
+}
+
+pub(crate) fn ensure_chromium() {
+    if Path::new(CHROMIUM).exists() {
+        return;
+    }
+    assert!(
+        is_root(),
+        "the browser test needs Chromium at {CHROMIUM}, and it is missing. Install it with:\n    \
+         sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y chromium"
+    );
+    run_setup(
+        "apt-get update",
+        Command::new("apt-get")
+            .arg("update")
+            .env("DEBIAN_FRONTEND", "noninteractive"),
+    );
+    run_setup(
+        "apt-get install -y chromium",
+        Command::new("apt-get")
+            .args(["install", "-y", "chromium"])
+            .env("DEBIAN_FRONTEND", "noninteractive"),
+    );
+    assert!(
+        Path::new(CHROMIUM).exists(),
+        "apt-get installed chromium, but {CHROMIUM} is still missing"
+    );
+}
+
+pub(crate) fn ensure_playwright(browser_dir: &Path) {
+    if browser_dir.join("node_modules").join("playwright-core").exists() {
+        return;
+    }
+    let npm = Command::new("npm").arg("--version").output();
+    assert!(
+        npm.is_ok_and(|output| output.status.success()),
+        "the browser test needs npm to install playwright-core into {}, and npm is missing. Install it with:\n    \
+         sudo apt-get install -y npm\nthen run:\n    cd {} && npm ci",
+        browser_dir.display(),
+        browser_dir.display()
+    );
+    run_setup(
+        "npm ci (tests/browser)",
+        Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(browser_dir),
+    );
+}
+
+pub(crate) fn ensure_node() {
+    let node = Command::new("node").arg("--version").output();
+    assert!(
+        node.is_ok_and(|output| output.status.success()),
+        "the browser test needs Node.js 20 or later (`node`), and it is missing. Install it with:\n    \
+         sudo apt-get install -y nodejs npm"
+    );
+}
+
+/// A child process that is killed when the test ends, a panic included.
+pub(crate) struct KillOnDrop(pub(crate) Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Collects everything a pipe says, in the background.
+pub(crate) fn collect(mut pipe: impl std::io::Read + Send + 'static) -> Arc<Mutex<String>> {
+    let text = Arc::new(Mutex::new(String::new()));
+    let sink = Arc::clone(&text);
+    thread::spawn(move || {
+        let mut buffer = [0_u8; 4096];
+        while let Ok(read) = pipe.read(&mut buffer) {
+            if read == 0 {
+                break;
+            }
+            sink.lock()
+                .expect("the log is not poisoned")
+                .push_str(&String::from_utf8_lossy(&buffer[..read]));
+        }
+    });
+    text
+}
+
+/// Installs what a browser test needs, or fails saying how to.
+pub(crate) fn ensure_all() {
+    let browser_dir = repo_root().join("tests").join("browser");
+    ensure_chromium();
+    ensure_node();
+    ensure_playwright(&browser_dir);
+}
+
+/// One page of askgate's web page in headless Chromium.
+pub(crate) struct Page {
+    node: KillOnDrop,
+    stdin: ChildStdin,
+    answers: mpsc::Receiver<String>,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Page {
+    /// Opens `link` (a recipient's page) in a fresh browser, once the page
+    /// has read its state and its live stream is up.
+    pub(crate) fn open(link: &str) -> Self {
+        ensure_all();
+        let root = repo_root();
+        let mut node = Command::new("node")
+            .arg(root.join("tests").join("browser").join("driver.mjs"))
+            .current_dir(&root)
+            .env("ASKGATE_CHROMIUM", CHROMIUM)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("node starts");
+        let stdin = node.stdin.take().expect("piped stdin");
+        let stdout = node.stdout.take().expect("piped stdout");
+        let stderr = collect(node.stderr.take().expect("piped stderr"));
+        let (send, answers) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(said) = line else { break };
+                if send.send(said).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut page = Self {
+            node: KillOnDrop(node),
+            stdin,
+            answers,
+            stderr,
+        };
+        page.step(&json!({"open": link}));
+        page
+    }
+
+    /// Sends one command and returns its answer; a failed step fails the test.
+    pub(crate) fn step(&mut self, command: &Value) -> Value {
+        let line = format!("{command}\n");
+        if let Err(error) = self.stdin.write_all(line.as_bytes()).and_then(|()| self.stdin.flush()) {
+            panic!("the browser driver is gone ({error}): {}", self.stderr());
+        }
+        let answer = match self.answers.recv_timeout(STEP_TIMEOUT) {
+            Ok(answer) => answer,
+            Err(mpsc::RecvTimeoutError::Timeout) => panic!(
+                "the browser driver did not answer {command} within {STEP_TIMEOUT:?}: {}",
+                self.stderr()
+            ),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                thread::sleep(Duration::from_millis(200));
+                panic!(
+                    "the browser driver exited before answering {command}: {}",
+                    self.stderr()
+                )
+            }
+        };
+        let answer: Value = serde_json::from_str(&answer)
+            .unwrap_or_else(|error| panic!("the browser driver said {answer:?}, not JSON ({error})"));
+        assert!(
+            answer["ok"] == json!(true),
+            "browser step {command} failed: {}\n(screenshot: {})\ndriver stderr:\n{}",
+            answer["error"].as_str().unwrap_or("?"),
+            answer["screenshot"].as_str().unwrap_or("none"),
+            self.stderr()
+        );
+        answer
+    }
+
+    /// Waits until question `id`'s card shows, and returns its option labels.
+    pub(crate) fn card(&mut self, id: &str) -> Vec<String> {
+        let answer = self.step(&json!({"card": id}));
+        serde_json::from_value(answer["labels"].clone()).expect("labels are strings")
+    }
+
+    /// Taps the option `label` on question `id`'s card.
+    pub(crate) fn tap(&mut self, id: &str, label: &str) {
+        self.step(&json!({"tap": {"id": id, "label": label}}));
+    }
+
+    /// Which steps of question `id`'s card show as answered, the step it is
+    /// on, and that step's header.
+    pub(crate) fn steps(&mut self, id: &str) -> (Vec<bool>, Option<u64>, String) {
+        let answer = self.step(&json!({"steps": id}));
+        (
+            serde_json::from_value(answer["done"].clone()).expect("done is a list of booleans"),
+            answer["current"].as_u64(),
+            answer["header"].as_str().unwrap_or_default().to_owned(),
+        )
+    }
+
+    /// Presses the button `testid` (`submit`, `next`, `back`, `skip`) on
+    /// question `id`'s card.
+    pub(crate) fn press(&mut self, id: &str, testid: &str) {
+        self.step(&json!({"press": {"id": id, "button": testid}}));
+    }
+
+    /// Waits until question `id` shows as ended, and returns its summary:
+    /// arrived live, the page neither reloaded nor read its whole state again.
+    pub(crate) fn summary(&mut self, id: &str) -> String {
+        let answer = self.step(&json!({"summary": id}));
+        answer["summary"].as_str().expect("a summary").to_owned()
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+}
+
+impl Drop for Page {
+    fn drop(&mut self) {
+        // Closing stdin ends the driver; the kill is for a driver stuck.
+        let _ = self.stdin.write_all(b"{\"close\": true}\n");
+        let _ = self.node.0.wait_timeout_or_kill(Duration::from_secs(5));
+    }
+}
+
+/// Waiting for a child a bounded time.
+trait WaitTimeout {
+    fn wait_timeout_or_kill(&mut self, within: Duration) -> std::io::Result<()>;
+}
+
+impl WaitTimeout for Child {
+    fn wait_timeout_or_kill(&mut self, within: Duration) -> std::io::Result<()> {
+        let deadline = std::time::Instant::now() + within;
+        while std::time::Instant::now() < deadline {
+            if self.try_wait()?.is_some() {
+                return Ok(());
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+        self.kill()?;
+        self.wait().map(drop)
+    }
+}
