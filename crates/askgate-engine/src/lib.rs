@@ -2,9 +2,10 @@
 //!
 //! | module | owns |
 //! | --- | --- |
-//! | [`engine`] | accepting, delivering, waiting, cancelling, expiring and resolving questions |
+//! | [`engine`] | accepting, waiting, cancelling, expiring and resolving questions |
+//! | `delivery` | delivering to each surface of the recipient, and editing every copy into its summary ([`summary_of`]) |
 //! | [`inbound`] | taps and typed replies from chat adapters ([`askgate_core::InboundSink`]) |
-//! | [`recipient`] | who a question goes to and who may answer it |
+//! | [`recipient`] | who a question goes to, on which surfaces, and who may answer it |
 //! | [`retention`] | deleting ended questions and remembered events past the retention |
 //! | [`clock`] | the injected clock (paused time in tests) |
 //!
@@ -16,15 +17,17 @@
 //! ([`askgate_store::Store::changes`]).
 
 pub mod clock;
+mod delivery;
 pub mod engine;
 pub mod inbound;
 pub mod recipient;
 pub mod retention;
 
 pub use clock::Clock;
+pub use delivery::summary_of;
 pub use engine::{
     Accepted, DirectAnswer, DirectItem, Engine, EngineError, Limits, NewQuestion, NoObserver, Observer,
-    REDELIVER_AFTER, SWEEP_EVERY, SessionKind, Submitted, Update, WEB, summary_of,
+    REDELIVER_AFTER, SWEEP_EVERY, SessionKind, Submitted, Update, WEB,
 };
 pub use inbound::cursor_key;
 pub use recipient::{Recipient, RecipientSurface};

@@ -1,0 +1,255 @@
+//! Delivering a question to each surface of its recipient, giving a surface
+//! up, and editing every delivered copy into its summary when the question
+//! ends (spec §7). Each surface is sent to and edited on its own task: its
+//! own retries, its own rate-limit line; the store serializes writes to one
+//! question's surfaces.
+
+use std::sync::Arc;
+
+use askgate_adapter::backoff::{backoff, retry_delay};
+use askgate_core::answer::Answers;
+use askgate_core::channel::{Delivery, DeliveryError, MessageRef, Outgoing};
+use askgate_core::layout::{Ending, summary};
+use askgate_core::{QuestionId, render};
+use askgate_store::{QuestionRecord, QuestionStatus, Surface, SurfaceState};
+use tracing::{info, warn};
+
+use crate::engine::{Engine, EngineError, MAX_DELIVERY_ATTEMPTS, STORE_RETRY_MAX};
+
+impl Engine {
+    /// Delivers the question to each of its surfaces still to be sent to,
+    /// each on its own: its own retries, its own rate-limit line.
+    pub(crate) fn spawn_deliveries(&self, record: &QuestionRecord) {
+        for surface in &record.surfaces {
+            if surface.state != SurfaceState::Sending {
+                continue;
+            }
+            let engine = self.clone();
+            let (record, channel) = (record.clone(), surface.channel.clone());
+            tokio::spawn(async move {
+                if let Err(error) = engine.deliver(&record, &channel).await {
+                    warn!(question = %record.id, channel, %error, "delivery bookkeeping failed");
+                }
+            });
+        }
+    }
+
+    /// Delivers the question to its surface on `channel`.
+    async fn deliver(&self, record: &QuestionRecord, channel_name: &str) -> Result<(), EngineError> {
+        let Some(channel) = self.inner.channels.get(channel_name) else {
+            let reason = format!("channel \"{channel_name}\" is not configured");
+            return self.surface_failed(&record.id, channel_name, &reason).await;
+        };
+        let Some(destination) = self
+            .inner
+            .recipients
+            .get(&record.recipient)
+            .and_then(|r| r.surface(channel_name))
+            .map(|surface| &surface.destination)
+        else {
+            let reason = format!(
+                "recipient \"{}\" has no surface on \"{channel_name}\"",
+                record.recipient
+            );
+            return self.surface_failed(&record.id, channel_name, &reason).await;
+        };
+        let presentation = render(&record.request, channel.capabilities(), &record.id, record.locale);
+        // What an earlier attempt (of this process or one before a crash) sent.
+        let mut sent: Vec<MessageRef> = record
+            .surface(channel_name)
+            .and_then(|surface| surface.delivery.as_ref())
+            .filter(|delivery| !delivery.complete)
+            .map(|delivery| delivery.messages.clone())
+            .unwrap_or_default();
+        for attempt in 1..=MAX_DELIVERY_ATTEMPTS {
+            let outgoing = Outgoing::new(&record.id, destination, &presentation).after(&sent);
+            let error = match channel.deliver(&outgoing).await {
+                Ok(delivery) => {
+                    let delivery = Delivery::new(delivery.messages);
+                    let still_pending = self.store_delivery(record, channel_name, &delivery).await?;
+                    // Ended (cancelled, expired, answered) while the message was
+                    // on its way: nobody else saw this delivery, so edit it now
+                    // (this surface only: the resolver edits the others).
+                    // Ended after it was stored: the resolver edits it, once.
+                    if !still_pending && let Some(current) = self.get(&record.id).await? {
+                        self.spawn_finish_on(Arc::new(current), channel_name);
+                    }
+                    return Ok(());
+                }
+                Err(DeliveryError { error, delivery, .. }) => {
+                    if delivery.messages.len() > sent.len() {
+                        // Kept, so that no retry (nor a restart) sends these parts again.
+                        sent = delivery.messages;
+                        self.store_delivery(record, channel_name, &Delivery::partial(sent.clone()))
+                            .await?;
+                    }
+                    error
+                }
+            };
+            self.inner.observer.delivery_error(channel_name, &error);
+            warn!(question = %record.id, channel = channel_name, attempt, sent = sent.len(), %error, "delivery failed");
+            let still_pending = self.get(&record.id).await?.is_some_and(|r| !r.status.is_final());
+            if !still_pending {
+                return Ok(());
+            }
+            if error.is_retryable() && attempt < MAX_DELIVERY_ATTEMPTS {
+                self.inner.clock.sleep(retry_delay(&error, attempt - 1)).await;
+                continue;
+            }
+            return self.surface_failed(&record.id, channel_name, &error.to_string()).await;
+        }
+        Ok(())
+    }
+
+    /// Records what was sent to the surface on `channel`, trying again while
+    /// the store cannot take writes (a full disk, a held lock): a send that
+    /// is not recorded would be sent again after a restart, so it is kept in
+    /// memory and stored as soon as the store recovers. Only a crash before
+    /// then sends it twice.
+    async fn store_delivery(
+        &self,
+        record: &QuestionRecord,
+        channel: &str,
+        delivery: &Delivery,
+    ) -> Result<bool, EngineError> {
+        let mut attempt = 0;
+        loop {
+            match self.inner.store.set_delivery(&record.id, channel, delivery).await {
+                Ok(still_pending) => return Ok(still_pending),
+                Err(error) if error.is_unavailable() => {
+                    let pause = backoff(attempt).min(STORE_RETRY_MAX);
+                    attempt = attempt.saturating_add(1);
+                    warn!(question = %record.id, channel, %error, retry_in = ?pause, "sent, but could not record the delivery; trying again");
+                    self.inner.clock.sleep(pause).await;
+                }
+                Err(error) => return Err(error.into()),
+            }
+        }
+    }
+
+    /// Gives up on the question's surface on `channel`; when every surface
+    /// has failed, the question ends as `delivery_failed`, with each
+    /// surface's reason. While one surface is delivered (or askgate's page
+    /// shows it), the question stays pending there.
+    async fn surface_failed(&self, id: &QuestionId, channel: &str, reason: &str) -> Result<(), EngineError> {
+        let Some(record) = self.inner.store.surface_failed(id, channel, reason).await? else {
+            return Ok(());
+        };
+        let all_failed = record
+            .surfaces
+            .iter()
+            .all(|surface| surface.state == SurfaceState::Failed);
+        if record.status != QuestionStatus::Pending || !all_failed {
+            info!(question = %id, channel, reason, "a surface could not be delivered to; the question stays open on the others");
+            self.publish(record);
+            return Ok(());
+        }
+        let reason = match record.surfaces.as_slice() {
+            [only] => only.reason.clone().unwrap_or_default(),
+            several => several
+                .iter()
+                .map(|surface| format!("{}: {}", surface.channel, surface.reason.as_deref().unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .join("; "),
+        };
+        let resolution = self.resolution(QuestionStatus::DeliveryFailed, Some(&reason));
+        self.resolve(id, resolution).await.map(drop)
+    }
+
+    /// Whether `channel` sends nothing (askgate's own page): its delivery is
+    /// stored with the question and it is never asked to edit.
+    pub(crate) fn sends_nothing(&self, channel: &str) -> bool {
+        self.inner
+            .channels
+            .get(channel)
+            .is_some_and(|channel| channel.sends_nothing())
+    }
+
+    /// Edits each delivered surface of an ended question into its summary,
+    /// each on its own.
+    pub(crate) fn spawn_finish(&self, record: QuestionRecord) {
+        let record = Arc::new(record);
+        for surface in &record.surfaces {
+            self.spawn_finish_on(record.clone(), &surface.channel);
+        }
+    }
+
+    /// Edits the question's copy on `channel` into its summary, if it has
+    /// one to edit.
+    fn spawn_finish_on(&self, record: Arc<QuestionRecord>, channel: &str) {
+        // Nothing to edit, or stored as finished with the question.
+        let to_edit = record.surface(channel).is_some_and(Surface::to_edit);
+        if !to_edit || self.sends_nothing(channel) {
+            return;
+        }
+        let engine = self.clone();
+        let channel = channel.to_owned();
+        tokio::spawn(async move { engine.finish(&record, &channel).await });
+    }
+
+    /// Edits the question's messages on `channel_name` into its summary
+    /// (spec §7).
+    async fn finish(&self, record: &QuestionRecord, channel_name: &str) {
+        let Some(channel) = self.inner.channels.get(channel_name) else {
+            return;
+        };
+        let Some(delivery) = record
+            .surface(channel_name)
+            .and_then(|surface| surface.delivery.as_ref())
+        else {
+            return;
+        };
+        let Some(text) = summary_of(record, Some(channel_name)) else {
+            return;
+        };
+        let presentation = render(&record.request, channel.capabilities(), &record.id, record.locale);
+        for attempt in 1..=MAX_DELIVERY_ATTEMPTS {
+            match channel.finish(delivery, &presentation, &text).await {
+                Ok(()) => {
+                    if let Err(error) = self.inner.store.mark_finished(&record.id, channel_name).await {
+                        warn!(question = %record.id, channel = channel_name, %error, "could not record the edit");
+                    }
+                    return;
+                }
+                // A rate limit or a passing failure: tried again now, not at
+                // the next restart (which still takes up what is left).
+                Err(error) if error.is_retryable() && attempt < MAX_DELIVERY_ATTEMPTS => {
+                    warn!(question = %record.id, channel = channel_name, attempt, %error, "could not edit the question's message; trying again");
+                    self.inner.clock.sleep(retry_delay(&error, attempt - 1)).await;
+                }
+                Err(error) => {
+                    warn!(question = %record.id, channel = channel_name, %error, "could not edit the question's message");
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The summary line(s) of an ended question (spec §7), as its copy on the
+/// surface of channel `on` is edited to show them; `None` while pending or
+/// when nothing was ever shown. It names where the question was answered
+/// when it was shown on several surfaces, or answered on another surface
+/// than this copy's (askgate's page, say): "Answered by Alice in Telegram".
+pub fn summary_of(record: &QuestionRecord, on: Option<&str>) -> Option<String> {
+    let resolution = record.resolution.as_ref()?;
+    let empty = Answers::new();
+    let who = resolution.by.as_ref().map_or("", |user| user.display_name.as_str());
+    let elsewhere = record.surfaces.len() > 1 || on != resolution.via.as_deref();
+    let surface = resolution
+        .surface
+        .as_deref()
+        .filter(|kind| elsewhere && !kind.is_empty());
+    let ending = match resolution.status {
+        QuestionStatus::Answered => Ending::Answered {
+            by: who,
+            surface,
+            answers: resolution.answers.as_ref().unwrap_or(&empty),
+        },
+        QuestionStatus::Skipped => Ending::Skipped { by: who, surface },
+        QuestionStatus::Expired => Ending::Expired,
+        QuestionStatus::Cancelled => Ending::Cancelled,
+        QuestionStatus::Pending | QuestionStatus::DeliveryFailed => return None,
+    };
+    Some(summary(&record.request, ending, record.locale))
+}
