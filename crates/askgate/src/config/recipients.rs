@@ -53,13 +53,21 @@ impl RecipientConfig {
                 )
             })
             .collect();
-        let page = if self.surfaces.iter().any(|surface| surface.kind == "web") {
+        let on_page = self.surfaces.iter().any(|surface| surface.kind == "web");
+        let page = if on_page {
             ""
         } else {
             "; also answerable on its web page (serve prints the link)"
         };
+        // The page counts as a place to answer, listed or not.
+        let places = self.surfaces.len() + usize::from(!on_page);
+        let first_wins = if places > 1 {
+            "; the first answer on any of them wins"
+        } else {
+            ""
+        };
         format!(
-            "recipient \"{}\": shown on {}{page}; the first answer on any of them wins",
+            "recipient \"{}\": shown on {}{page}{first_wins}",
             self.name,
             surfaces.join(" and ")
         )
@@ -309,10 +317,17 @@ mod tests {
         let text = format!("{BASE}[recipients.bob]\nchannel = \"tg\"\nchat_id = 7\n");
         let bob = &parse(&text, &env).unwrap().recipients[0];
         assert_eq!(bob.surfaces.len(), 1);
-        assert!(
-            bob.describe().contains("also answerable on its web page"),
-            "{}",
-            bob.describe()
+        assert_eq!(
+            bob.describe(),
+            "recipient \"bob\": shown on telegram channel \"tg\" (conversation 7, answered by the person of the \
+             direct chat); also answerable on its web page (serve prints the link); the first answer on any of them wins"
+        );
+        // The page alone: one place, nothing to win.
+        let text = format!("{BASE}[recipients.me]\nchannel = \"web\"\n");
+        let me = &parse(&text, &env).unwrap().recipients[0];
+        assert_eq!(
+            me.describe(),
+            "recipient \"me\": shown on web channel \"web\" (the page)"
         );
     }
 
