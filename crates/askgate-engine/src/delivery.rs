@@ -11,7 +11,7 @@ use askgate_core::answer::Answers;
 use askgate_core::channel::{Delivery, DeliveryError, MessageRef, Outgoing};
 use askgate_core::layout::{Ending, summary};
 use askgate_core::{QuestionId, render};
-use askgate_store::{QuestionRecord, QuestionStatus, Surface, SurfaceState};
+use askgate_store::{QuestionRecord, QuestionStatus, StoreError, Surface, SurfaceState, SurfaceWrite};
 use tracing::{info, warn};
 
 use crate::engine::{Engine, EngineError, MAX_DELIVERY_ATTEMPTS, STORE_RETRY_MAX};
@@ -66,12 +66,12 @@ impl Engine {
             let error = match channel.deliver(&outgoing).await {
                 Ok(delivery) => {
                     let delivery = Delivery::new(delivery.messages);
-                    let still_pending = self.store_delivery(record, channel_name, &delivery).await?;
+                    let current = self.store_delivery(record, channel_name, &delivery).await?;
                     // Ended (cancelled, expired, answered) while the message was
                     // on its way: nobody else saw this delivery, so edit it now
                     // (this surface only: the resolver edits the others).
                     // Ended after it was stored: the resolver edits it, once.
-                    if !still_pending && let Some(current) = self.get(&record.id).await? {
+                    if current.status.is_final() {
                         self.spawn_finish_on(Arc::new(current), channel_name);
                     }
                     return Ok(());
@@ -105,17 +105,20 @@ impl Engine {
     /// the store cannot take writes (a full disk, a held lock): a send that
     /// is not recorded would be sent again after a restart, so it is kept in
     /// memory and stored as soon as the store recovers. Only a crash before
-    /// then sends it twice.
+    /// then sends it twice. The question as the store wrote it: whether it
+    /// ended meanwhile is read from the same write, not a second read.
     async fn store_delivery(
         &self,
         record: &QuestionRecord,
         channel: &str,
         delivery: &Delivery,
-    ) -> Result<bool, EngineError> {
+    ) -> Result<QuestionRecord, EngineError> {
         let mut attempt = 0;
         loop {
-            match self.inner.store.set_delivery(&record.id, channel, delivery).await {
-                Ok(still_pending) => return Ok(still_pending),
+            let write = SurfaceWrite::Delivered(delivery);
+            match self.inner.store.write_surface(&record.id, channel, write).await {
+                Ok(Some(current)) => return Ok(current),
+                Ok(None) => return Err(StoreError::UnknownQuestion(record.id.clone()).into()),
                 Err(error) if error.is_unavailable() => {
                     let pause = backoff(attempt).min(STORE_RETRY_MAX);
                     attempt = attempt.saturating_add(1);

@@ -318,15 +318,18 @@ impl Engine {
     /// The language to speak in a conversation: its recipient's, else the
     /// one every recipient on the channel shares, else English.
     pub(crate) fn locale_in(&self, channel: &str, conversation: &str) -> Locale {
-        let on_channel: Vec<&crate::Recipient> = self.recipients().filter(|r| r.surface(channel).is_some()).collect();
-        if let Some(recipient) = on_channel.iter().find(|r| {
-            r.surface(channel)
-                .is_some_and(|s| s.destination.conversation == conversation)
-        }) {
+        let on_channel: Vec<(&crate::Recipient, &crate::RecipientSurface)> = self
+            .recipients()
+            .filter_map(|r| Some((r, r.surface(channel)?)))
+            .collect();
+        if let Some((recipient, _)) = on_channel
+            .iter()
+            .find(|(_, surface)| surface.destination.conversation == conversation)
+        {
             return recipient.locale;
         }
         match on_channel.split_first() {
-            Some((first, rest)) if rest.iter().all(|r| r.locale == first.locale) => first.locale,
+            Some(((first, _), rest)) if rest.iter().all(|(r, _)| r.locale == first.locale) => first.locale,
             _ => Locale::En,
         }
     }

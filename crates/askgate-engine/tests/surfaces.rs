@@ -105,6 +105,25 @@ impl Surfaces {
         .expect("the question got there")
     }
 
+    /// Alice answers Deploy on her page with option `option`; the question
+    /// as that answer ended it.
+    async fn on_page(&self, record: &QuestionRecord, option: usize) -> QuestionRecord {
+        let by = askgate_core::channel::UserRef {
+            id: "web".into(),
+            display_name: "Alice".into(),
+        };
+        let answer = DirectAnswer::Answers(vec![DirectItem {
+            id: "deploy".into(),
+            options: vec![option],
+            text: None,
+        }]);
+        let submitted = self.engine.submit("alice", &record.id, by, answer).await.unwrap();
+        let Submitted::Resolved(ended) = submitted else {
+            panic!("the page's answer ends the question: {submitted:?}")
+        };
+        ended
+    }
+
     async fn ended(&self, record: &QuestionRecord) -> QuestionRecord {
         tokio::time::timeout(PATIENCE, self.engine.wait(&record.id, Duration::from_secs(3600)))
             .await
@@ -222,19 +241,7 @@ async fn answered_on_the_second_surface_every_copy_ends_in_the_summary_naming_it
 async fn an_answer_on_the_page_ends_the_chat_copies_naming_the_page() {
     let s = surfaces().await;
     let record = s.ask("alice", single()).await;
-    let by = askgate_core::channel::UserRef {
-        id: "web".into(),
-        display_name: "Alice".into(),
-    };
-    let answer = DirectAnswer::Answers(vec![DirectItem {
-        id: "deploy".into(),
-        options: vec![2],
-        text: None,
-    }]);
-    let submitted = s.engine.submit("alice", &record.id, by, answer).await.unwrap();
-    let Submitted::Resolved(ended) = submitted else {
-        panic!("the page's answer resolves it: {submitted:?}")
-    };
+    let ended = s.on_page(&record, 2).await;
     let resolution = ended.resolution.as_ref().unwrap();
     assert_eq!(
         (resolution.via.as_deref(), resolution.surface.as_deref()),
@@ -428,19 +435,7 @@ async fn a_prompt_begun_in_a_chat_is_finished_on_the_page() {
         .handle("tg", reply_on(&record, "tg", "e1", "2: 2"))
         .await
         .unwrap();
-    let by = askgate_core::channel::UserRef {
-        id: "web".into(),
-        display_name: "Alice".into(),
-    };
-    let answer = DirectAnswer::Answers(vec![DirectItem {
-        id: "deploy".into(),
-        options: vec![0],
-        text: None,
-    }]);
-    let submitted = s.engine.submit("alice", &record.id, by, answer).await.unwrap();
-    let Submitted::Resolved(ended) = submitted else {
-        panic!("the page's answer completes it: {submitted:?}")
-    };
+    let ended = s.on_page(&record, 0).await;
     assert_eq!(
         result(&ended),
         json!({"status": "answered", "answers": {"answers": {"deploy": ["Staging"], "notify": ["On-call"]}}})

@@ -505,15 +505,18 @@ pub(crate) async fn events(
     // Subscribed before the response starts: a page that reads the state
     // once the stream is open misses nothing in between.
     let changes = state.0.engine.subscribe();
+    // The channel this page answers through: the same for every event.
+    let page = state.0.engine.page_channel(&name);
     let stream = futures_util::stream::unfold(
-        (changes, name, state, false),
-        |(mut changes, name, state, count_due)| async move {
+        (changes, (name, page), state, false),
+        |(mut changes, watched, state, count_due)| async move {
+            let (name, page) = &watched;
             if count_due {
-                match state.0.engine.store().count_pending_for_recipient(&name).await {
+                match state.0.engine.store().count_pending_for_recipient(name).await {
                     Ok(count) => {
                         let data = json!({"pendingCount": count});
                         let event = Event::default().event("count").data(data.to_string());
-                        return Some((Ok(event), (changes, name, state, false)));
+                        return Some((Ok(event), (changes, watched, state, false)));
                     }
                     // The next change counts again; a page that reads the
                     // state meanwhile gets it counted there.
@@ -521,14 +524,14 @@ pub(crate) async fn events(
                 }
             }
             let (data, count_due) = match state
-                .next_change(&mut changes, |record| record.recipient == name)
+                .next_change(&mut changes, |record| &record.recipient == name)
                 .await?
             {
-                Change::Matching(record) => (entry(&record, &state.0.engine.page_channel(&name)), true),
+                Change::Matching(record) => (entry(&record, page), true),
                 Change::Missed => (json!({"missed": true}), false),
             };
             let event = Event::default().event("changed").data(data.to_string());
-            Some((Ok(event), (changes, name, state, count_due)))
+            Some((Ok(event), (changes, watched, state, count_due)))
         },
     );
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
