@@ -18,6 +18,17 @@ use serde_json::Value;
 /// Discord's public API.
 pub const DISCORD_API: &str = "https://discord.com";
 
+/// The `User-Agent` Discord requires on every HTTP request
+/// (`DiscordBot ($url, $versionNumber)`, "API Reference", User Agent):
+/// requests without one may be refused at its edge.
+pub const USER_AGENT: &str = concat!(
+    "DiscordBot (",
+    env!("CARGO_PKG_REPOSITORY"),
+    ", ",
+    env!("CARGO_PKG_VERSION"),
+    ")"
+);
+
 /// How long one REST call may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -53,6 +64,7 @@ impl Rest {
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .timeout(REQUEST_TIMEOUT)
+            .user_agent(USER_AGENT)
             .build()
             .unwrap_or_default();
         Self {

@@ -115,9 +115,22 @@ impl Api {
     /// # Errors
     ///
     /// Slack's refusal, or no answer.
+    ///
+    /// Slack documents `users` as a comma-separated string
+    /// (`conversations.open`, "Arguments"); slack-morphism's request type
+    /// sends a JSON array, so the body is written here and posted through
+    /// slack-morphism's own session (its transport, token and errors).
     pub async fn open_dm(&self, user: &str) -> Result<String, ChannelError> {
-        let request = SlackApiConversationsOpenRequest::new().with_users(vec![user.into()]);
-        let opened = self.session().conversations_open(&request).await.map_err(error)?;
+        #[derive(serde::Serialize)]
+        struct OpenDm<'a> {
+            users: &'a str,
+        }
+        let opened: SlackApiConversationsOpenResponse<SlackBasicChannelInfo> = self
+            .session()
+            .http_session_api
+            .http_post("conversations.open", &OpenDm { users: user }, None)
+            .await
+            .map_err(error)?;
         Ok(opened.channel.id.to_string())
     }
 
