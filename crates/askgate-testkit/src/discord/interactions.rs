@@ -15,7 +15,7 @@ use super::messages::{Draft, EPHEMERAL, LOADING};
 use super::server::{Answer, ApiError};
 use super::state::{State, within};
 use super::types::{AckVia, InteractionKind, Reply, modal_of, rows_of};
-use super::validate::{self, Context, Form};
+use super::validate::{self, Form};
 
 /// How long Discord waits for an interaction's first response.
 pub const INTERACTION_RESPONSE_WINDOW: Duration = Duration::from_secs(3);
@@ -53,11 +53,12 @@ impl State {
         let Some(kind) = kind.filter(|kind| allowed.contains(kind)) else {
             let choices: Vec<String> = allowed.iter().map(u64::to_string).collect();
             let mut form = Form::default();
-            form.error(
-                "type",
-                "BASE_TYPE_CHOICES",
-                format!("Value must be one of {{{}}}.", choices.join(", ")),
-            );
+            // A Python tuple, as Discord words it: `(1,)`, `(4, 5)`.
+            let listed = match choices.as_slice() {
+                [one] => format!("{one},"),
+                _ => choices.join(", "),
+            };
+            form.error("type", "BASE_TYPE_CHOICES", format!("Value must be one of ({listed})."));
             return form.finish();
         };
         let data = body.get("data").filter(|data| !data.is_null());
@@ -70,7 +71,6 @@ impl State {
         let (reply, original) = match kind {
             1 => (Reply::Pong, None),
             4 => {
-                validate::message_body(data, Context::Interaction)?;
                 if validate::is_empty(data) {
                     return Err(ApiError::empty_message());
                 }
@@ -114,10 +114,7 @@ impl State {
                 };
                 (reply, Some(message_id))
             }
-            _ => {
-                validate::modal(data)?;
-                (Reply::Modal(modal_of(data)), None)
-            }
+            _ => (Reply::Modal(modal_of(data)), None),
         };
         if let Some(interaction) = self.interactions.get_mut(&id) {
             interaction.record.acknowledged_via = Some(via);
@@ -147,7 +144,6 @@ impl State {
     /// `POST /webhooks/{application_id}/{token}`: a follow-up message.
     pub(crate) fn follow_up(&mut self, application: u64, token: &str, body: &Value) -> Result<Value, ApiError> {
         let id = self.webhook_interaction(application, token)?;
-        validate::message_body(body, Context::Interaction)?;
         if validate::is_empty(body) {
             return Err(ApiError::empty_message());
         }

@@ -40,17 +40,41 @@
 //!   `mentions`, `mention_roles`, `mention_everyone`, `nonce`,
 //!   `message_reference` with `referenced_message` for replies), stored per
 //!   channel and returned as a person sees them ([`SeenMessage`]).
-//! - Validation as Discord's, answered with `50035 Invalid Form Body` and
-//!   its error tree: content at most [`MAX_CONTENT_CHARS`], at most
-//!   [`MAX_ACTION_ROWS`] rows of at most [`MAX_COMPONENTS_PER_ROW`]
-//!   components, button labels at most [`MAX_BUTTON_LABEL_CHARS`], custom ids
-//!   at most [`MAX_CUSTOM_ID_CHARS`] and unique in a message, a select menu
-//!   alone in its row, `allowed_mentions` with `parse` exclusive of `users`
-//!   / `roles`, a nonce of at most 25 characters; a modal with a title and
-//!   labels of at most [`MAX_MODAL_TITLE_CHARS`] and [`MAX_MODAL_LABEL_CHARS`]
-//!   and one to five rows of one text input each. A body with nothing to show
-//!   is `50006 Cannot send an empty message`, bad JSON `50109`. Layout
-//!   components (flag `1 << 15`) are taken without their layout rules.
+//! - Every REST request needs Discord's `User-Agent: DiscordBot ($url,
+//!   $versionNumber)` (API Reference, User Agent), the interaction and
+//!   webhook routes too; without it Discord's edge answers `403 {"message":
+//!   "internal network error", "code": 40333}` (Opcodes and Status Codes:
+//!   "Cloudflare is blocking your request…"), and so does the fake.
+//! - Every request is checked against Discord's own OpenAPI document, API
+//!   v10, vendored in `spec/discord/` (its README says from where): the
+//!   method and path are an operation of the document (else `404: Not
+//!   Found`, or `405: Method Not Allowed` for a known path), the bot token
+//!   is asked for where the operation's `security` asks for it, and the path
+//!   parameters (snowflakes), the query parameters and the JSON body are
+//!   validated with the `jsonschema` crate against the operation's schemas:
+//!   required fields, types, enums, every length (in code points, as
+//!   Discord counts) and count the document states, and, stricter than
+//!   Discord (which ignores them), no field or query parameter it does not
+//!   name (`UNKNOWN_FIELD`; a `null` counts as absent). An operation of the
+//!   document that the fake does not serve (see [`ROUTES`]) is `404: Not
+//!   Found` after these checks. Where the documentation is stricter than the
+//!   document (message content 2000 characters, five components in a
+//!   modal), the documentation's limit is applied to the document on load
+//!   (`spec/discord/added-limits.json`). A violation is `400 50035 Invalid
+//!   Form Body` with Discord's `_errors` tree by field path and Discord's
+//!   codes (`BASE_TYPE_MAX_LENGTH` "Must be 80 or fewer in length.",
+//!   `BASE_TYPE_REQUIRED`, `BASE_TYPE_CHOICES`, `UNION_TYPE_CHOICES`, …),
+//!   every violation at once. The answer to an HTTP interaction is checked
+//!   as the callback route's body.
+//! - What the document cannot state is checked by hand (`validate.rs`): at
+//!   most [`MAX_ACTION_ROWS`] action rows and nothing else at the top of a
+//!   message without `IS_COMPONENTS_V2` (flag `1 << 15`), a select menu or
+//!   text input alone in its row, each button style's fields (a link has a
+//!   `url` and no `custom_id`, …, a label or an emoji), custom ids unique in
+//!   a message, `allowed_mentions` with `parse` exclusive of `users` /
+//!   `roles`. A body with nothing to show is `50006 Cannot send an empty
+//!   message`, bad JSON `50109`. Approximations: the codes of the fake's
+//!   own rules and of rare type errors are Discord-like, not confirmed.
 //! - `allowed_mentions` decides who a message notifies ([`Ping`]), as the
 //!   documentation's examples say: without it every mention in a message
 //!   notifies, only user mentions in interaction responses and follow-ups;
@@ -141,7 +165,9 @@
 //!   shapes, lifetime. `rest.rs`: the non-interaction routes.
 //!   `interactions.rs`: the callback and the interaction webhook.
 //! - `state.rs`: what the fake knows. `messages.rs`: message objects,
-//!   nonces, mentions and pings. `validate.rs`: Discord's form checks.
+//!   nonces, mentions and pings. `spec.rs`: requests checked against the
+//!   vendored OpenAPI document. `validate.rs`: the `50035` error tree and
+//!   the rules the document cannot state.
 //! - `gateway.rs`: the WebSocket server and its sessions.
 //! - `signing.rs`: the application key and signed HTTP delivery.
 //! - `person.rs`: what a person does. `payloads.rs`: the samples.
@@ -165,6 +191,7 @@ mod ratelimit;
 mod rest;
 mod server;
 mod signing;
+mod spec;
 mod state;
 mod types;
 mod validate;
@@ -191,20 +218,11 @@ pub const BOT_ID: u64 = 1_234_567_890_123_456_789;
 pub const APPLICATION_ID: u64 = BOT_ID;
 /// The bot's username.
 pub const BOT_USERNAME: &str = "askgate";
-/// Longest message content, in characters.
-pub const MAX_CONTENT_CHARS: usize = 2000;
-/// Most action rows in a message or a modal.
+/// Most action rows at the top of a message without `IS_COMPONENTS_V2`
+/// ("Legacy messages allow up to 5 action rows as top-level components",
+/// Components reference): a rule the OpenAPI document cannot state, where
+/// it says 40 components of any kind.
 pub const MAX_ACTION_ROWS: usize = 5;
-/// Most components (buttons) in an action row.
-pub const MAX_COMPONENTS_PER_ROW: usize = 5;
-/// Longest button label, in characters.
-pub const MAX_BUTTON_LABEL_CHARS: usize = 80;
-/// Longest `custom_id`, in characters.
-pub const MAX_CUSTOM_ID_CHARS: usize = 100;
-/// Longest modal title, in characters.
-pub const MAX_MODAL_TITLE_CHARS: usize = 45;
-/// Longest text input label in a modal, in characters.
-pub const MAX_MODAL_LABEL_CHARS: usize = 45;
 
 /// The permissions a member has in the fake's guilds (the documentation's
 /// example value).

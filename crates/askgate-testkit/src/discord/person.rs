@@ -9,11 +9,16 @@
 use serde_json::{Value, json};
 
 use super::messages::member;
+use super::spec;
 use super::state::{InteractionState, State};
 use super::types::{
     AckVia, Delivery, DiscordChannel, DiscordUser, HttpAnswer, InteractionKind, InteractionRecord, Reply, Signature,
 };
+use super::validate::{self, Form};
 use super::{APP_PERMISSIONS, APPLICATION_ID, FakeDiscord, signing};
+
+/// The interaction callback in Discord's OpenAPI document.
+const CALLBACK: &str = "/interactions/{interaction_id}/{interaction_token}/callback";
 
 /// The attachment size limit interactions carry (10 MiB, Discord's default).
 const ATTACHMENT_SIZE_LIMIT: u64 = 10 * 1024 * 1024;
@@ -192,7 +197,14 @@ fn take_http_response(state: &mut State, id: u64, answer: &mut HttpAnswer) {
         }
         return;
     }
-    if let Err(error) = state.respond(id, None, &answer.body, AckVia::HttpResponse) {
+    // The answer is checked as the callback route's body would be.
+    let mut form = Form::default();
+    spec::check_body("POST", CALLBACK, &answer.body, &mut form);
+    validate::rules("create_interaction_response", &answer.body, &mut form);
+    let taken = form
+        .finish()
+        .and_then(|()| state.respond(id, None, &answer.body, AckVia::HttpResponse));
+    if let Err(error) = taken {
         answer.error = Some(format!("Discord refuses the response: {}", error.body()));
     }
 }

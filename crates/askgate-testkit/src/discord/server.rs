@@ -1,9 +1,11 @@
-//! The HTTP side of the fake: `/api/v10/…` matched to Discord's routes, the
-//! bot token checked (`Authorization: Bot <token>`; the interaction and
-//! webhook routes take none, as on Discord), the body read (JSON, or a
-//! multipart body's `payload_json`), the request recorded, a queued failure
-//! applied, and answers and errors in Discord's shapes; and the lifetime of
-//! the REST server and the gateway.
+//! The HTTP side of the fake: the `User-Agent` Discord requires, `/api/v10/…`
+//! matched to an operation of Discord's OpenAPI document ([`spec`]) and to
+//! the fake's routes, the bot token checked where the document asks for it
+//! (`Authorization: Bot <token>`; the interaction and webhook routes take
+//! none), the body read (JSON, or a multipart body's `payload_json`), the
+//! request recorded, a queued failure applied, the request validated
+//! ([`spec`] and [`validate`]), and answers and errors in Discord's shapes;
+//! and the lifetime of the REST server and the gateway.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -16,8 +18,10 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 use super::TOKEN;
+use super::spec;
 use super::state::{Shared, State, unix_millis};
 use super::types::{Call, Failure};
+use super::validate::{self, Form};
 use crate::fake::{self, Connection, Fault, Loopback};
 
 const MAX_BODY_BYTES: usize = 25 * 1024 * 1024;
@@ -74,17 +78,6 @@ pub(crate) enum Route {
     },
 }
 
-impl Route {
-    /// Whether Discord wants the bot token for it: the interaction callback
-    /// and the webhooks are authorised by their token, `/gateway` by nothing.
-    fn needs_token(&self) -> bool {
-        !matches!(
-            self,
-            Self::Gateway | Self::Callback { .. } | Self::Webhook { .. } | Self::WebhookMessage { .. }
-        )
-    }
-}
-
 /// What a route answers on success.
 #[derive(Debug)]
 pub(crate) enum Answer {
@@ -136,41 +129,57 @@ impl Drop for Server {
     }
 }
 
-/// Answers one request: matched, authorised, recorded, then failed as
-/// queued or answered by its route.
+/// Answers one request: the `User-Agent` looked at (Discord's edge), the
+/// operation found in Discord's OpenAPI document, the token checked where
+/// the document asks for one, the request recorded, then failed as queued,
+/// refused as Discord's form checks refuse it, or answered by its route.
 async fn handle(AxumState(shared): AxumState<Arc<Shared>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let connection = Connection::of(&parts.extensions);
+    if !user_agent_ok(&parts.headers) {
+        return ApiError::blocked().into_response();
+    }
     let Some(path) = parts.uri.path().strip_prefix("/api/v10") else {
         return ApiError::not_found().into_response();
     };
     let path = path.to_owned();
     let method = parts.method.as_str().to_owned();
-    let matched = match_route(&method, &path);
-    let needs_token = matched.as_ref().map_or(true, |(_, route)| route.needs_token());
-    if needs_token && !authorised(&parts.headers) {
+    let operation = spec::operation(&method, &path);
+    let open = operation.as_ref().is_ok_and(|operation| operation.open);
+    if operation.is_ok() && !open && !authorised(&parts.headers) {
         return ApiError::unauthorized().into_response();
     }
     let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES).await.unwrap_or_default();
     let body = parse_body(&parts.headers, &bytes);
+    let matched = match_route(&method, &path);
     let route_name = match &matched {
-        Ok((name, _)) => (*name).to_owned(),
-        Err(_) => format!("{method} {path}"),
+        Some((name, _)) => (*name).to_owned(),
+        None => format!("{method} {path}"),
     };
-    let method_name = method.clone();
+    let query = parts.uri.query().map(str::to_owned);
     let call = Call {
-        method,
+        method: method.clone(),
         path,
         route: route_name.clone(),
-        query: parts.uri.query().map(str::to_owned),
+        query: query.clone(),
         body: body.as_ref().map_or(Value::Null, Clone::clone),
     };
     let failure = shared.state.record(|state| state.requests.record(call, &route_name));
     fake::answer(failure.map(fault), connection.as_ref(), async {
-        let answer = match (matched, body) {
-            (Err(error), _) | (Ok(_), Err(error)) => Err(error),
-            (Ok((_, route)), Ok(body)) => shared.call(&method_name, &route, &body),
-        };
+        let answer = operation
+            .and_then(|operation| {
+                let body = body?;
+                let mut form = Form::default();
+                spec::check(&operation, query.as_deref(), &body, &mut form);
+                validate::rules(&operation.id, &body, &mut form);
+                form.finish()?;
+                Ok(body)
+            })
+            .and_then(|body| {
+                // A request Discord takes but the fake does not serve.
+                let (_, route) = matched.ok_or_else(ApiError::not_found)?;
+                shared.call(&method, &route, &body)
+            });
         match answer {
             Ok(Answer::Json(value)) => (StatusCode::OK, axum::Json(value)).into_response(),
             Ok(Answer::JsonWithHeaders(value, headers)) => {
@@ -206,21 +215,28 @@ fn authorised(headers: &HeaderMap) -> bool {
         .is_some_and(|value| value == format!("Bot {TOKEN}"))
 }
 
-/// `(method, path)` → the route's name and ids; a known path with another
-/// method is 405, an unknown one 404, a bad snowflake 50035.
-fn match_route(method: &str, path: &str) -> Result<(&'static str, Route), ApiError> {
-    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
-    let id = |segment: &str, name: &str| -> Result<u64, ApiError> {
-        segment.parse::<u64>().map_err(|_| {
-            let mut form = super::validate::Form::default();
-            form.error(
-                name,
-                "NUMBER_TYPE_COERCE",
-                format!("Value \"{segment}\" is not snowflake."),
-            );
-            form.finish().err().unwrap_or_else(ApiError::not_found)
+/// "Clients using the HTTP API must provide a valid User Agent which
+/// specifies information about the client library and version in the
+/// following format: `DiscordBot ($url, $versionNumber)`. Clients may
+/// append more information and metadata to the end of this string"
+/// (API Reference, User Agent).
+fn user_agent_ok(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::USER_AGENT)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|agent| agent.strip_prefix("DiscordBot ("))
+        .and_then(|rest| rest.split_once(')'))
+        .and_then(|(inside, _)| inside.split_once(", "))
+        .is_some_and(|(url, version)| {
+            !url.trim().is_empty() && !version.trim().is_empty() && !url.contains(char::is_whitespace)
         })
-    };
+}
+
+/// `(method, path)` → the name and ids of a route the fake serves; `None`
+/// for one it does not (the path and method are Discord's: see [`spec`]).
+fn match_route(method: &str, path: &str) -> Option<(&'static str, Route)> {
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let id = |segment: &str| segment.parse::<u64>().ok();
     let (pattern, route) = match segments.as_slice() {
         ["gateway"] => ("/gateway", Route::Gateway),
         ["gateway", "bot"] => ("/gateway/bot", Route::GatewayBot),
@@ -230,49 +246,44 @@ fn match_route(method: &str, path: &str) -> Result<(&'static str, Route), ApiErr
         ["users", "@me", "channels"] => ("/users/@me/channels", Route::DmChannels),
         ["channels", channel, "messages"] => (
             "/channels/{channel_id}/messages",
-            Route::ChannelMessages {
-                channel: id(channel, "channel_id")?,
-            },
+            Route::ChannelMessages { channel: id(channel)? },
         ),
         ["channels", channel, "messages", message] => (
             "/channels/{channel_id}/messages/{message_id}",
             Route::ChannelMessage {
-                channel: id(channel, "channel_id")?,
-                message: id(message, "message_id")?,
+                channel: id(channel)?,
+                message: id(message)?,
             },
         ),
         ["interactions", interaction, token, "callback"] => (
             "/interactions/{interaction_id}/{interaction_token}/callback",
             Route::Callback {
-                interaction: id(interaction, "interaction_id")?,
+                interaction: id(interaction)?,
                 token: (*token).to_owned(),
             },
         ),
         ["webhooks", application, token] => (
             "/webhooks/{application_id}/{interaction_token}",
             Route::Webhook {
-                application: id(application, "webhook_id")?,
+                application: id(application)?,
                 token: (*token).to_owned(),
             },
         ),
         ["webhooks", application, token, "messages", message] => (
             "/webhooks/{application_id}/{interaction_token}/messages/{message_id}",
             Route::WebhookMessage {
-                application: id(application, "webhook_id")?,
+                application: id(application)?,
                 token: (*token).to_owned(),
                 message: match *message {
                     "@original" => None,
-                    message => Some(id(message, "message_id")?),
+                    message => Some(id(message)?),
                 },
             },
         ),
-        _ => return Err(ApiError::not_found()),
+        _ => return None,
     };
     let name = format!("{method} {pattern}");
-    match ROUTES.iter().find(|known| **known == name) {
-        Some(known) => Ok((known, route)),
-        None => Err(ApiError::method_not_allowed()),
-    }
+    ROUTES.iter().find(|known| **known == name).map(|known| (*known, route))
 }
 
 /// The JSON body, or a multipart body's `payload_json`; `null` when empty.
@@ -357,6 +368,15 @@ impl ApiError {
         self.body.clone()
     }
 
+    /// What Discord's edge answers a request it blocks, e.g. one without a
+    /// `DiscordBot` `User-Agent`: 403 with JSON code 40333 ("Cloudflare is
+    /// blocking your request. This can often be resolved by setting a proper
+    /// User Agent", Opcodes and Status Codes; the body as reported in
+    /// discord/discord-api-docs#6473).
+    pub(crate) fn blocked() -> Self {
+        Self::with_status(StatusCode::FORBIDDEN, 40_333, "internal network error")
+    }
+
     pub(crate) fn unauthorized() -> Self {
         Self::with_status(StatusCode::UNAUTHORIZED, 0, "401: Unauthorized")
     }
@@ -365,7 +385,7 @@ impl ApiError {
         Self::with_status(StatusCode::NOT_FOUND, 0, "404: Not Found")
     }
 
-    fn method_not_allowed() -> Self {
+    pub(crate) fn method_not_allowed() -> Self {
         Self::with_status(StatusCode::METHOD_NOT_ALLOWED, 0, "405: Method Not Allowed")
     }
 
@@ -476,19 +496,21 @@ impl IntoResponse for ApiError {
 
 #[cfg(test)]
 mod tests {
-    use super::{Route, match_route};
+    use axum::http::{HeaderMap, HeaderValue, header};
+
+    use super::{Route, match_route, user_agent_ok};
 
     #[test]
     fn paths_are_matched_to_routes_with_their_ids() {
         assert_eq!(
-            match_route("POST", "/channels/42/messages").ok(),
+            match_route("POST", "/channels/42/messages"),
             Some((
                 "POST /channels/{channel_id}/messages",
                 Route::ChannelMessages { channel: 42 }
             ))
         );
         assert_eq!(
-            match_route("PATCH", "/webhooks/7/tok/messages/@original").ok(),
+            match_route("PATCH", "/webhooks/7/tok/messages/@original"),
             Some((
                 "PATCH /webhooks/{application_id}/{interaction_token}/messages/{message_id}",
                 Route::WebhookMessage {
@@ -498,14 +520,28 @@ mod tests {
                 }
             ))
         );
-        let error = match_route("PUT", "/channels/42/messages")
-            .err()
-            .unwrap_or_else(|| panic!("405"));
-        assert_eq!(error.body()["message"], "405: Method Not Allowed");
-        let error = match_route("GET", "/channels/abc/messages/1")
-            .err()
-            .unwrap_or_else(|| panic!("50035"));
-        assert_eq!(error.body()["code"], 50035);
-        assert!(match_route("GET", "/guilds/1").is_err());
+        assert_eq!(match_route("PUT", "/channels/42/messages"), None);
+        assert_eq!(match_route("GET", "/guilds/1"), None);
+    }
+
+    #[test]
+    fn a_user_agent_names_the_library_and_its_version() {
+        let ok = |agent: Option<&str>| {
+            let mut headers = HeaderMap::new();
+            if let Some(agent) = agent {
+                headers.insert(
+                    header::USER_AGENT,
+                    HeaderValue::from_str(agent).unwrap_or(HeaderValue::from_static("")),
+                );
+            }
+            user_agent_ok(&headers)
+        };
+        assert!(ok(Some("DiscordBot (https://github.com/serenity-rs/serenity, 0.12.4)")));
+        assert!(ok(Some("DiscordBot (https://example.invalid/askgate, 0.1.0) rust")));
+        assert!(!ok(None));
+        assert!(!ok(Some("reqwest/0.12")));
+        assert!(!ok(Some("DiscordBot")));
+        assert!(!ok(Some("DiscordBot (, 1.0)")));
+        assert!(!ok(Some("Mozilla/5.0 DiscordBot (https://x, 1)")));
     }
 }

@@ -1,110 +1,132 @@
-//! Block Kit as Slack checks and stores it: the limits of blocks, text
-//! objects and elements, each failure named as Slack names it, with the
-//! JSON pointer of what failed (`must be less than 76 characters
-//! [json-pointer:/blocks/1/elements/0/text/text]`); and the ids Slack gives
-//! blocks and elements that came without one.
+//! Block Kit as Slack checks and stores it: blocks, text objects and
+//! elements walked against the vendored limits table
+//! (`spec/slack/block-kit-limits.json`, via [`super::spec`]), each failure
+//! named as Slack names it, with the JSON pointer of what failed (`must be
+//! less than 76 characters [json-pointer:/blocks/1/elements/0/text/text]`);
+//! what the table cannot say (unique `block_id`s and `action_id`s, a modal's
+//! `type` and its `submit` when it has inputs) is checked here; and the ids
+//! Slack gives blocks and elements that came without one.
 
 use std::collections::HashSet;
 
 use serde_json::{Map, Value, json};
 
-use super::{
-    MAX_ACTION_ID_CHARS, MAX_ACTIONS_ELEMENTS, MAX_BLOCK_ID_CHARS, MAX_BUTTON_TEXT_CHARS, MAX_BUTTON_VALUE_CHARS,
-    MAX_CALLBACK_ID_CHARS, MAX_CHECKBOX_OPTIONS, MAX_CONTEXT_ELEMENTS, MAX_HEADER_CHARS, MAX_INPUT_LABEL_CHARS,
-    MAX_MESSAGE_BLOCKS, MAX_MODAL_BLOCKS, MAX_MODAL_TITLE_CHARS, MAX_PLACEHOLDER_CHARS, MAX_PRIVATE_METADATA_CHARS,
-    MAX_SECTION_TEXT_CHARS,
-};
-
-/// The interactive elements the fake checks the `action_id` of.
-const ELEMENT_TYPES: &[&str] = &[
-    "button",
-    "checkboxes",
-    "radio_buttons",
-    "static_select",
-    "multi_static_select",
-    "external_select",
-    "users_select",
-    "multi_users_select",
-    "conversations_select",
-    "multi_conversations_select",
-    "channels_select",
-    "multi_channels_select",
-    "overflow",
-    "datepicker",
-    "timepicker",
-    "datetimepicker",
-    "plain_text_input",
-    "email_text_input",
-    "number_input",
-    "url_text_input",
-    "rich_text_input",
-];
+use super::spec::{BlockKit, Field, Of, block_kit};
 
 /// The errors of one check, in Slack's words with their JSON pointers.
-#[derive(Debug, Default)]
 struct Checker {
+    kit: &'static BlockKit,
     errors: Vec<String>,
     block_ids: HashSet<String>,
 }
 
 impl Checker {
+    fn new() -> Self {
+        Self {
+            kit: block_kit(),
+            errors: Vec::new(),
+            block_ids: HashSet::new(),
+        }
+    }
+
     fn error(&mut self, message: &str, pointer: &str) {
         self.errors.push(format!("{message} [json-pointer:{pointer}]"));
     }
 
-    fn chars(&mut self, value: &str, max: usize, pointer: &str) {
-        if value.chars().count() > max {
+    fn length(&mut self, value: &str, max: usize, pointer: &str) {
+        if self.kit.length(value) > max {
             self.error(&format!("must be less than {} characters", max + 1), pointer);
         }
     }
 
-    fn string(&mut self, parent: &Value, key: &str, max: usize, pointer: &str) -> Option<String> {
-        match parent.get(key) {
-            None | Some(Value::Null) => None,
-            Some(Value::String(value)) => {
-                self.chars(value, max, &format!("{pointer}/{key}"));
-                Some(value.clone())
-            }
-            Some(_) => {
-                self.error("must be a string", &format!("{pointer}/{key}"));
-                None
-            }
+    /// `value`'s fields as the table's object `name` has them; `actions`
+    /// are the `action_id`s of the block being walked.
+    fn object(&mut self, name: &str, value: &Value, at: &str, actions: &mut HashSet<String>) {
+        let Some(object) = self.kit.object(name) else {
+            return;
+        };
+        for (key, field) in &object.fields {
+            self.field(value, key, field, at, actions);
+        }
+        if !object.one_of.is_empty() && !object.one_of.iter().any(|key| present(value, key).is_some()) {
+            self.error(&format!("must provide either {}", object.one_of.join(" or ")), at);
         }
     }
 
-    fn items<'a>(&mut self, parent: &'a Value, key: &str, min: usize, max: usize, pointer: &str) -> &'a [Value] {
-        let at = format!("{pointer}/{key}");
-        match parent.get(key) {
-            None | Some(Value::Null) if min > 0 => {
-                self.error(&format!("missing required field: {key}"), pointer);
-                &[]
+    fn field(&mut self, parent: &Value, key: &str, field: &Field, at: &str, actions: &mut HashSet<String>) {
+        let here = format!("{at}/{key}");
+        let Some(value) = present(parent, key) else {
+            let required = match field {
+                Field::String { required, .. }
+                | Field::Text { required, .. }
+                | Field::Items { required, .. }
+                | Field::Element { required } => *required,
+                Field::Enum { .. } | Field::Integer { .. } => false,
+            };
+            if required {
+                self.error(&format!("missing required field: {key}"), at);
             }
-            Some(Value::Array(items)) => {
-                if items.len() > max {
-                    self.error(&format!("no more than {max} items allowed"), &at);
-                } else if items.len() < min {
-                    self.error(&format!("must provide at least {min} items"), &at);
+            return;
+        };
+        match field {
+            Field::String { max, .. } => match value {
+                Value::String(text) => self.length(text, *max, &here),
+                _ => self.error("must be a string", &here),
+            },
+            Field::Text { plain_only, max, .. } => {
+                let max = max.unwrap_or_else(|| self.kit.text_max());
+                self.text_object(value, *plain_only, max, &here);
+            }
+            Field::Items {
+                of, min, max, item_max, ..
+            } => {
+                let Value::Array(items) = value else {
+                    return self.error("must be an array", &here);
+                };
+                if max.is_some_and(|max| items.len() > max) {
+                    self.error(
+                        &format!("no more than {} items allowed", max.unwrap_or_default()),
+                        &here,
+                    );
+                } else if items.len() < *min {
+                    self.error(&format!("must provide at least {min} items"), &here);
                 }
-                items
+                for (index, item) in items.iter().enumerate() {
+                    let at = format!("{here}/{index}");
+                    match of {
+                        Of::Block => self.block(item, &at),
+                        Of::Element => self.element(item, &at, actions),
+                        Of::Option => self.object("option", item, &at, actions),
+                        Of::Text => {
+                            let max = item_max.unwrap_or_else(|| self.kit.text_max());
+                            self.text_object(item, false, max, &at);
+                        }
+                        Of::ContextElement if item["type"] != "image" => {
+                            self.text_object(item, false, self.kit.text_max(), &at);
+                        }
+                        Of::ContextElement | Of::Any => {}
+                    }
+                }
             }
-            None | Some(Value::Null) => &[],
-            Some(_) => {
-                self.error("must be an array", &at);
-                &[]
+            Field::Element { .. } => self.element(value, &here, actions),
+            Field::Enum { values } => {
+                if !value
+                    .as_str()
+                    .is_some_and(|value| values.iter().any(|known| known == value))
+                {
+                    self.error(&format!("must be one of {}", values.join(", ")), &here);
+                }
+            }
+            Field::Integer { min, max } => {
+                if !value.as_i64().is_some_and(|value| (*min..=*max).contains(&value)) {
+                    self.error(&format!("must be a number from {min} to {max}"), &here);
+                }
             }
         }
     }
 
-    /// A text object at `parent[key]`: `plain_text` (or `mrkdwn` unless
-    /// `plain_only`) with 1 to `max` characters.
-    fn text(&mut self, parent: &Value, key: &str, plain_only: bool, max: usize, required: bool, pointer: &str) {
-        match parent.get(key).filter(|text| !text.is_null()) {
-            Some(text) => self.text_object(text, plain_only, max, &format!("{pointer}/{key}")),
-            None if required => self.error(&format!("missing required field: {key}"), pointer),
-            None => {}
-        }
-    }
-
+    /// A text object: `plain_text` (or `mrkdwn` unless `plain_only`) with 1
+    /// to `max` characters.
     fn text_object(&mut self, text: &Value, plain_only: bool, max: usize, at: &str) {
         let before = self.errors.len();
         match text.get("type").and_then(Value::as_str) {
@@ -117,11 +139,11 @@ impl Checker {
             Some(Value::String(body)) if body.is_empty() => {
                 self.error("must be more than 0 characters", &format!("{at}/text"));
             }
-            Some(Value::String(body)) => self.chars(body, max, &format!("{at}/text")),
+            Some(Value::String(body)) => self.length(body, max, &format!("{at}/text")),
             _ => self.error("missing required field: text", at),
         }
         if self.errors.len() > before {
-            // Slack names the text object as a whole too.
+            // Slack names the text object as a whole too: it is one of two schemas.
             self.errors.insert(
                 before,
                 format!("failed to match all allowed schemas [json-pointer:{at}]"),
@@ -129,136 +151,44 @@ impl Checker {
         }
     }
 
-    fn block(&mut self, block: &Value, pointer: &str, actions_seen: &mut HashSet<String>) {
+    fn block(&mut self, block: &Value, at: &str) {
         if !block.is_object() {
-            return self.error("must be an object", pointer);
-        }
-        if let Some(id) = self.string(block, "block_id", MAX_BLOCK_ID_CHARS, pointer)
-            && !self.block_ids.insert(id)
-        {
-            self.error("duplicate block_id", &format!("{pointer}/block_id"));
+            return self.error("must be an object", at);
         }
         let kind = block.get("type").and_then(Value::as_str).unwrap_or_default();
-        match kind {
-            "section" => {
-                self.text(block, "text", false, MAX_SECTION_TEXT_CHARS, false, pointer);
-                let fields = self.items(block, "fields", 0, 10, pointer);
-                for (index, field) in fields.iter().enumerate() {
-                    self.text_object(field, false, 2000, &format!("{pointer}/fields/{index}"));
-                }
-                if block.get("text").is_none() && block.get("fields").is_none() {
-                    self.error("must provide either text or fields", pointer);
-                }
-                if let Some(accessory) = block.get("accessory") {
-                    self.element(accessory, &format!("{pointer}/accessory"), actions_seen);
-                }
-            }
-            "header" => self.text(block, "text", true, MAX_HEADER_CHARS, true, pointer),
-            "context" => {
-                let elements = self.items(block, "elements", 1, MAX_CONTEXT_ELEMENTS, pointer);
-                for (index, element) in elements.iter().enumerate() {
-                    if element["type"] != "image" {
-                        self.text_object(
-                            element,
-                            false,
-                            MAX_SECTION_TEXT_CHARS,
-                            &format!("{pointer}/elements/{index}"),
-                        );
-                    } else if element.get("alt_text").is_none() {
-                        self.error(
-                            "missing required field: alt_text",
-                            &format!("{pointer}/elements/{index}"),
-                        );
-                    }
-                }
-            }
-            "actions" => {
-                let mut in_block = HashSet::new();
-                let elements = self.items(block, "elements", 1, MAX_ACTIONS_ELEMENTS, pointer);
-                for (index, element) in elements.iter().enumerate() {
-                    self.element(element, &format!("{pointer}/elements/{index}"), &mut in_block);
-                }
-            }
-            "input" => {
-                self.text(block, "label", true, MAX_INPUT_LABEL_CHARS, true, pointer);
-                self.text(block, "hint", true, MAX_INPUT_LABEL_CHARS, false, pointer);
-                match block.get("element") {
-                    Some(element) => self.element(element, &format!("{pointer}/element"), &mut HashSet::new()),
-                    None => self.error("missing required field: element", pointer),
-                }
-            }
-            "rich_text" => {
-                self.items(block, "elements", 0, usize::MAX, pointer);
-            }
-            "image" => {
-                if block.get("image_url").is_none() && block.get("slack_file").is_none() {
-                    self.error("missing required field: image_url", pointer);
-                }
-                self.string(block, "alt_text", 2000, pointer);
-            }
-            "divider" => {}
-            "" => self.error("missing required field: type", pointer),
-            _ => self.error("must be a valid block type", &format!("{pointer}/type")),
+        if kind.is_empty() {
+            return self.error("missing required field: type", at);
         }
+        if !self.kit.blocks.iter().any(|known| known == kind) {
+            return self.error("must be a valid block type", &format!("{at}/type"));
+        }
+        // `action_id`s are unique within their block.
+        let mut actions = HashSet::new();
+        self.object("block", block, at, &mut actions);
+        if let Some(Value::String(id)) = block.get("block_id")
+            && !self.block_ids.insert(id.clone())
+        {
+            self.error("duplicate block_id", &format!("{at}/block_id"));
+        }
+        self.object(kind, block, at, &mut actions);
     }
 
-    /// An interactive element; `action_id`s must be unique among `seen`
-    /// (the element's block).
-    fn element(&mut self, element: &Value, pointer: &str, seen: &mut HashSet<String>) {
+    /// An interactive element (or an image, which has none of their fields).
+    fn element(&mut self, element: &Value, at: &str, actions: &mut HashSet<String>) {
         let kind = element.get("type").and_then(Value::as_str).unwrap_or_default();
         if kind == "image" {
             return;
         }
-        if !ELEMENT_TYPES.contains(&kind) {
-            return self.error("must be a valid element type", &format!("{pointer}/type"));
+        if !self.kit.elements.iter().any(|known| known == kind) {
+            return self.error("must be a valid element type", &format!("{at}/type"));
         }
-        if let Some(id) = self.string(element, "action_id", MAX_ACTION_ID_CHARS, pointer)
-            && !seen.insert(id)
+        self.object("element", element, at, actions);
+        if let Some(Value::String(id)) = element.get("action_id")
+            && !actions.insert(id.clone())
         {
-            self.error("duplicate action_id", &format!("{pointer}/action_id"));
+            self.error("duplicate action_id", &format!("{at}/action_id"));
         }
-        self.text(element, "placeholder", true, MAX_PLACEHOLDER_CHARS, false, pointer);
-        match kind {
-            "button" => {
-                self.text(element, "text", true, MAX_BUTTON_TEXT_CHARS, true, pointer);
-                self.string(element, "value", MAX_BUTTON_VALUE_CHARS, pointer);
-                self.string(element, "url", 3000, pointer);
-                if let Some(style) = element.get("style")
-                    && style != "primary"
-                    && style != "danger"
-                {
-                    self.error("must be one of primary, danger", &format!("{pointer}/style"));
-                }
-            }
-            "checkboxes" | "radio_buttons" => self.options(element, 1, MAX_CHECKBOX_OPTIONS, 150, pointer),
-            "overflow" => self.options(element, 1, 5, 75, pointer),
-            "static_select" | "multi_static_select" if element.get("option_groups").is_none() => {
-                self.options(element, 1, 100, 75, pointer);
-            }
-            "plain_text_input" => {
-                for key in ["min_length", "max_length"] {
-                    if let Some(length) = element.get(key)
-                        && length.as_u64().is_none_or(|length| length > 3000)
-                    {
-                        self.error("must be a number from 0 to 3000", &format!("{pointer}/{key}"));
-                    }
-                }
-                self.string(element, "initial_value", 3000, pointer);
-            }
-            _ => {}
-        }
-    }
-
-    fn options(&mut self, element: &Value, min: usize, max: usize, text_max: usize, pointer: &str) {
-        let options = self.items(element, "options", min, max, pointer);
-        for (index, option) in options.iter().enumerate() {
-            let at = format!("{pointer}/options/{index}");
-            self.text(option, "text", false, text_max, true, &at);
-            self.text(option, "description", false, text_max, false, &at);
-            if self.string(option, "value", 150, &at).is_none() {
-                self.error("missing required field: value", &at);
-            }
-        }
+        self.object(kind, element, at, actions);
     }
 
     fn finish(self) -> Result<(), Vec<String>> {
@@ -270,20 +200,21 @@ impl Checker {
     }
 }
 
+/// `parent[key]`, unless absent or `null`.
+fn present<'a>(parent: &'a Value, key: &str) -> Option<&'a Value> {
+    parent.get(key).filter(|value| !value.is_null())
+}
+
 /// Checks a message's `blocks` as `chat.postMessage` and `chat.update` do.
 pub(crate) fn check_message(blocks: &Value) -> Result<(), Vec<String>> {
-    let mut checker = Checker::default();
-    let root = json!({ "blocks": blocks });
-    let blocks = checker.items(&root, "blocks", 0, MAX_MESSAGE_BLOCKS, "");
-    for (index, block) in blocks.iter().enumerate() {
-        checker.block(block, &format!("/blocks/{index}"), &mut HashSet::new());
-    }
+    let mut checker = Checker::new();
+    checker.object("message", &json!({ "blocks": blocks }), "", &mut HashSet::new());
     checker.finish()
 }
 
 /// Checks a modal as `views.open` does.
 pub(crate) fn check_modal(view: &Value) -> Result<(), Vec<String>> {
-    let mut checker = Checker::default();
+    let mut checker = Checker::new();
     let pointer = "/view";
     if !view.is_object() {
         checker.error("must be an object", pointer);
@@ -292,18 +223,11 @@ pub(crate) fn check_modal(view: &Value) -> Result<(), Vec<String>> {
     if view.get("type").and_then(Value::as_str) != Some("modal") {
         checker.error("must be one of modal", "/view/type");
     }
-    checker.text(view, "title", true, MAX_MODAL_TITLE_CHARS, true, pointer);
-    checker.text(view, "submit", true, MAX_MODAL_TITLE_CHARS, false, pointer);
-    checker.text(view, "close", true, MAX_MODAL_TITLE_CHARS, false, pointer);
-    checker.string(view, "private_metadata", MAX_PRIVATE_METADATA_CHARS, pointer);
-    checker.string(view, "callback_id", MAX_CALLBACK_ID_CHARS, pointer);
-    checker.string(view, "external_id", 255, pointer);
-    let blocks = checker.items(view, "blocks", 0, MAX_MODAL_BLOCKS, pointer);
-    let has_input = blocks.iter().any(|block| block["type"] == "input");
-    for (index, block) in blocks.iter().enumerate() {
-        checker.block(block, &format!("/view/blocks/{index}"), &mut HashSet::new());
-    }
-    if has_input && view.get("submit").is_none() {
+    checker.object("modal", view, pointer, &mut HashSet::new());
+    let has_input = view["blocks"]
+        .as_array()
+        .is_some_and(|blocks| blocks.iter().any(|block| block["type"] == "input"));
+    if has_input && present(view, "submit").is_none() {
         checker.error("must provide submit when the view has input blocks", pointer);
     }
     checker.finish()
@@ -344,7 +268,7 @@ pub(crate) fn normalise(blocks: &mut Value, id: &mut impl FnMut() -> String) {
 
 fn element_ids(element: &mut Map<String, Value>, id: &mut impl FnMut() -> String) {
     let kind = element.get("type").and_then(Value::as_str).unwrap_or_default();
-    if ELEMENT_TYPES.contains(&kind) {
+    if block_kit().elements.iter().any(|known| known == kind) {
         element.entry("action_id").or_insert_with(|| Value::String(id()));
     }
 }

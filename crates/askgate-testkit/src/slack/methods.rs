@@ -1,8 +1,11 @@
 //! The Web API methods the fake answers, checked and answered as Slack
-//! does: the token each takes, the conversation a `channel` argument names,
-//! whether the bot may post there, message content (`no_text`,
-//! `msg_too_long`, `invalid_blocks` with Slack's errors), and the message
-//! objects and answers of `chat.*`. `views.open` is in `views.rs`.
+//! does: the method and its arguments against the vendored Web API
+//! document (`unknown_method`; `invalid_arguments` for a missing required,
+//! unknown or mistyped argument, see [`super::spec`]), the token each takes,
+//! the conversation a `channel` argument names, whether the bot may post
+//! there, message content (`no_text`, `msg_too_long`, `invalid_blocks` with
+//! Slack's errors), and the message objects and answers of `chat.*`.
+//! `views.open` is in `views.rs`.
 
 use std::time::Instant;
 
@@ -10,11 +13,14 @@ use serde_json::{Value, json};
 
 use super::blocks;
 use super::server::ApiError;
+use super::spec::{block_kit, check_arguments, documents};
 use super::state::{State, Stored};
 use super::types::{ChannelKind, TokenKind};
-use super::{APP_ID, BOT_ID, BOT_NAME, BOT_USER_ID, MAX_TEXT_CHARS, TEAM_DOMAIN, TEAM_ID, TEAM_NAME};
+use super::{APP_ID, BOT_ID, BOT_NAME, BOT_USER_ID, TEAM_DOMAIN, TEAM_ID, TEAM_NAME};
 
-/// The methods the fake answers (any other is `unknown_method`), and
+/// The methods the fake answers (any other is `unknown_method`: one Slack
+/// does not document as Slack answers it, one it does because the fake does
+/// not model it), and
 /// `response_url` for the click URLs, as [`FakeSlack::fail_next`](super::FakeSlack::fail_next)
 /// names them.
 pub const METHODS: &[&str] = &[
@@ -117,7 +123,7 @@ impl State {
         args: &Value,
         now: Instant,
     ) -> Result<Value, ApiError> {
-        let Some(needs) = needs(method) else {
+        let Some(needs) = needs(method).filter(|_| documents(method)) else {
             return Err(ApiError::new("unknown_method").with("req_method", json!(method)));
         };
         if needs != Needs::Nothing {
@@ -130,6 +136,7 @@ impl State {
                 _ => {}
             }
         }
+        check_arguments(method, args).map_err(|errors| ApiError::new("invalid_arguments").with_messages(&errors))?;
         match method {
             "api.test" => Ok(json!({ "args": args })),
             "auth.test" => Ok(json!({
@@ -196,7 +203,11 @@ impl State {
                 .with("errors", json!(errors))
                 .with_messages(&errors));
         }
-        if text.as_ref().is_some_and(|text| text.chars().count() > MAX_TEXT_CHARS) {
+        let kit = block_kit();
+        if text
+            .as_ref()
+            .is_some_and(|text| kit.length(text) > kit.message_text.max)
+        {
             return Err(ApiError::new("msg_too_long"));
         }
         let attachments = args.get("attachments").filter(|value| value.is_array()).cloned();
@@ -396,15 +407,14 @@ impl State {
                 _ => Err(ApiError::new("channel_not_found")),
             };
         }
-        let users: Vec<String> = match args.get("users") {
-            Some(Value::String(users)) => users.split(',').map(|user| user.trim().to_owned()).collect(),
-            Some(Value::Array(users)) => users
-                .iter()
-                .filter_map(|user| user.as_str().map(str::to_owned))
-                .collect(),
-            _ => Vec::new(),
-        };
-        let users: Vec<String> = users.into_iter().filter(|user| !user.is_empty()).collect();
+        // A comma-separated string, as Slack documents `users` (an array was
+        // refused with the arguments).
+        let users: Vec<String> = text_arg(args, "users")
+            .unwrap_or_default()
+            .split(',')
+            .map(|user| user.trim().to_owned())
+            .filter(|user| !user.is_empty())
+            .collect();
         match users.as_slice() {
             [] => Err(ApiError::new("users_list_not_supplied")),
             [user] if !self.users.contains_key(user) => Err(ApiError::new("user_not_found")),

@@ -26,12 +26,13 @@
 //!
 //! - `auth.test`; `api.test` (echoes its arguments); `users.info`.
 //! - `apps.connections.open`: a single-use ticket in the Socket Mode URL.
-//! - `conversations.open` with one user: the same `D…` every time for
-//!   them (`user_not_found` for a stranger; group DMs are `not_supported`).
+//! - `conversations.open` with one user (`users` a comma-separated string,
+//!   as Slack documents it): the same `D…` every time for them
+//!   (`user_not_found` for a stranger; group DMs are `not_supported`).
 //! - `chat.postMessage` to a `C…`, a `D…`, a `#name` or a user id (then
 //!   into their DM): `channel_not_found`, `not_in_channel` (a public
 //!   channel the bot is not in; a private one is `channel_not_found`),
-//!   `is_archived`, `no_text`, `msg_too_long` (over [`MAX_TEXT_CHARS`]),
+//!   `is_archived`, `no_text`, `msg_too_long` (over 40,000 characters),
 //!   `invalid_blocks_format`, and `invalid_blocks` with Slack's `errors`
 //!   and `response_metadata.messages`, each naming its JSON pointer. The
 //!   answer carries the message object, with a fresh, increasing `ts`.
@@ -52,20 +53,48 @@
 //! true only for `view_submission`); the app acknowledges each with
 //! `{"envelope_id": …}`, with a `payload` where accepted.
 //!
+//! # Checked against Slack's own specs
+//!
+//! Every call is checked against the documents vendored in
+//! `crates/askgate-testkit/spec/slack/` (its README names their sources,
+//! versions and licence):
+//!
+//! - The Web API's OpenAPI document (`slack_web_openapi_v2.json`, from
+//!   `slackapi/slack-api-specs`), with the methods and arguments Slack has
+//!   documented since (`web-api-additions.json`, each with its page): the
+//!   method must be one Slack documents (else `unknown_method`); its
+//!   required arguments must be there, no argument it does not document may
+//!   be, and each must have its documented type — a string argument given
+//!   as a JSON array (`conversations.open` `users`, a comma-separated
+//!   string) is refused. A violation is `invalid_arguments` with
+//!   `response_metadata.messages` (`[ERROR] missing required field:
+//!   channel`, `[ERROR] must be a string [json-pointer:/users]`). Each
+//!   method's arguments become a JSON Schema checked with `jsonschema`.
+//! - Block Kit, which that document does not model, against the limits
+//!   table `block-kit-limits.json` written from Slack's Block Kit reference
+//!   pages (each limit with its page): block and element types, required
+//!   fields, text object types, every length (section text 3000, header
+//!   150, button text 75, `action_id` 255, `value` 2000, placeholder 150,
+//!   label 2000, option text 75 and value 150, modal title 24,
+//!   `private_metadata` 3000, …) and count (50 blocks in a message, 100 in a
+//!   modal, 25 `actions` elements, 10 `context` elements, 10 checkboxes, …).
+//!   Lengths are counted in UTF-16 code units (an emoji outside the Basic
+//!   Multilingual Plane counts 2), the stricter reading of Slack's
+//!   "characters". Messages answer `invalid_blocks` with Slack's `errors`
+//!   and `response_metadata.messages`; `views.open` answers
+//!   `invalid_arguments` with the messages (`[ERROR] must be less than 151
+//!   characters [json-pointer:/view/blocks/0/element/placeholder/text]`).
+//!   What the table cannot say is checked in code: `block_id`s unique in a
+//!   message or view, `action_id`s unique in a block, a modal's `type` and
+//!   its `submit` when it has inputs.
+//!
 //! # How closely it follows Slack
 //!
-//! - Block Kit is checked as Slack checks it ([`MAX_MESSAGE_BLOCKS`] blocks
-//!   of the types Slack has; button text to [`MAX_BUTTON_TEXT_CHARS`],
-//!   `action_id` to [`MAX_ACTION_ID_CHARS`] and unique in its block,
-//!   `value` to [`MAX_BUTTON_VALUE_CHARS`], `style` `primary` or `danger`;
-//!   [`MAX_ACTIONS_ELEMENTS`] elements in `actions`, section text to
-//!   [`MAX_SECTION_TEXT_CHARS`], header text to [`MAX_HEADER_CHARS`],
-//!   [`MAX_CONTEXT_ELEMENTS`] context elements, unique `block_id`s to
-//!   [`MAX_BLOCK_ID_CHARS`]). The pointers are exact; the length messages
-//!   are Slack's (`must be less than 76 characters`), other wording is
-//!   close to Slack's but not guaranteed. Slack's `block_id`s and
-//!   `action_id`s are added to what came without, and `emoji: true` to
-//!   `plain_text`.
+//! - Block Kit (above): the pointers are exact; the length and count
+//!   messages are Slack's (`must be less than 76 characters`, `no more
+//!   than 50 items allowed`), other wording is close to Slack's but not
+//!   guaranteed. Slack's `block_id`s and `action_id`s are added to what came
+//!   without, and `emoji: true` to `plain_text`.
 //! - Who a message notifies and what it links to is read as Slack reads
 //!   `mrkdwn` ([`SeenMessage::pings`], [`SeenMessage::links`]): `<!channel>`,
 //!   `<!here>`, `<!everyone>`, `<@U…>`, `<!subteam^…>`, `<#C…>`,
@@ -99,13 +128,9 @@
 //! once (`exchanged_trigger_id` after), within [`TRIGGER_LIFETIME`] of the
 //! interaction being sent (`expired_trigger_id`; see
 //! [`FakeSlack::set_trigger_lifetime`]); any other is
-//! `invalid_trigger_id`. The view is checked (`type: modal`, title, submit
-//! and close to [`MAX_MODAL_TITLE_CHARS`], [`MAX_MODAL_BLOCKS`] blocks,
-//! `private_metadata` to [`MAX_PRIVATE_METADATA_CHARS`], `callback_id` to
-//! [`MAX_CALLBACK_ID_CHARS`], input labels to [`MAX_INPUT_LABEL_CHARS`],
-//! placeholders to [`MAX_PLACEHOLDER_CHARS`], [`MAX_CHECKBOX_OPTIONS`]
-//! checkboxes, a submit button with inputs); a bad one is, as on Slack,
-//! `invalid_arguments` with the reasons in `response_metadata.messages`.
+//! `invalid_trigger_id`. The view is checked against the Block Kit table
+//! (above); a bad one is, as on Slack, `invalid_arguments` with the
+//! reasons in `response_metadata.messages`.
 //! The answer is the view with its `id`, `state`, `hash` and ids.
 //!
 //! # Failures
@@ -147,7 +172,9 @@
 //! - `server.rs`: the HTTP side: paths, tokens, arguments, failures, error
 //!   shapes, lifetime. `methods.rs`: the Web API methods. `views.rs`:
 //!   modals and what a submission's answer does.
-//! - `blocks.rs`: Block Kit checks and ids. `mrkdwn.rs`: mentions and links.
+//! - `spec.rs`: the vendored specs, read once; the arguments check.
+//!   `blocks.rs`: Block Kit walked against the limits table, and ids.
+//!   `mrkdwn.rs`: mentions and links.
 //!   `ratelimit.rs`: the posting limit.
 //! - `state.rs`: what the fake knows. `socket.rs`: Socket Mode and the
 //!   delivery clock. `http.rs`: signing and HTTP delivery.
@@ -172,6 +199,7 @@ mod person;
 mod ratelimit;
 mod server;
 mod socket;
+mod spec;
 mod state;
 mod types;
 mod views;
@@ -209,41 +237,6 @@ pub const APP_TOKEN: &str =
 pub const SIGNING_SECRET: &str = "a5f0c2e4b6d8f0a1c3e5b7d9f1a3c5e7";
 /// The deprecated verification token payloads carry as `token`.
 pub const VERIFICATION_TOKEN: &str = "AskgateFakeVerifyTok001";
-
-/// Most blocks in a message.
-pub const MAX_MESSAGE_BLOCKS: usize = 50;
-/// Most blocks in a modal.
-pub const MAX_MODAL_BLOCKS: usize = 100;
-/// Longest message `text`, in characters.
-pub const MAX_TEXT_CHARS: usize = 40_000;
-/// Longest section text, in characters.
-pub const MAX_SECTION_TEXT_CHARS: usize = 3000;
-/// Longest header text, in characters.
-pub const MAX_HEADER_CHARS: usize = 150;
-/// Longest button text, in characters.
-pub const MAX_BUTTON_TEXT_CHARS: usize = 75;
-/// Longest `action_id`, in characters.
-pub const MAX_ACTION_ID_CHARS: usize = 255;
-/// Longest `block_id`, in characters.
-pub const MAX_BLOCK_ID_CHARS: usize = 255;
-/// Longest button `value`, in characters.
-pub const MAX_BUTTON_VALUE_CHARS: usize = 2000;
-/// Most elements in an `actions` block.
-pub const MAX_ACTIONS_ELEMENTS: usize = 25;
-/// Most elements in a `context` block.
-pub const MAX_CONTEXT_ELEMENTS: usize = 10;
-/// Longest modal title, submit and close text, in characters.
-pub const MAX_MODAL_TITLE_CHARS: usize = 24;
-/// Longest `private_metadata`, in characters.
-pub const MAX_PRIVATE_METADATA_CHARS: usize = 3000;
-/// Longest `callback_id`, in characters.
-pub const MAX_CALLBACK_ID_CHARS: usize = 255;
-/// Longest input label, in characters.
-pub const MAX_INPUT_LABEL_CHARS: usize = 2000;
-/// Longest placeholder, in characters.
-pub const MAX_PLACEHOLDER_CHARS: usize = 150;
-/// Most options of checkboxes (and radio buttons).
-pub const MAX_CHECKBOX_OPTIONS: usize = 10;
 
 /// How long Slack waits for an acknowledgement (Socket Mode and HTTP).
 pub const ACK_TIMEOUT: Duration = Duration::from_secs(3);

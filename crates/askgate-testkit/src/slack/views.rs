@@ -20,11 +20,15 @@ use super::{APP_ID, BOT_ID, TEAM_ID};
 
 impl State {
     pub(crate) fn open_view(&mut self, args: &Value, now: Instant) -> Result<Value, ApiError> {
-        let Some(trigger_id) = text_arg(args, "trigger_id") else {
-            return Err(
-                ApiError::new("invalid_arguments").with_messages(&["missing required field: trigger_id".to_owned()])
-            );
-        };
+        // Both are required arguments, checked with the others before this;
+        // the view is an argument too, checked before the trigger is used up.
+        // A `view` that is not an object (a form field whose JSON did not
+        // parse) is checked, and refused, as one.
+        let view = args.get("view").cloned().unwrap_or(Value::Null);
+        if let Err(errors) = blocks::check_modal(&view) {
+            return Err(ApiError::new("invalid_arguments").with_messages(&errors));
+        }
+        let trigger_id = text_arg(args, "trigger_id").unwrap_or_default();
         let lifetime = self.config.trigger_lifetime;
         let trigger = match self.triggers.get(&trigger_id) {
             Some(trigger) if trigger.used => return Err(ApiError::new("exchanged_trigger_id")),
@@ -36,17 +40,6 @@ impl State {
             },
             None => return Err(ApiError::new("invalid_trigger_id")),
         };
-        let view = match args.get("view") {
-            Some(Value::Object(view)) => Value::Object(view.clone()),
-            _ => {
-                return Err(
-                    ApiError::new("invalid_arguments").with_messages(&["missing required field: view".to_owned()])
-                );
-            }
-        };
-        if let Err(errors) = blocks::check_modal(&view) {
-            return Err(ApiError::new("invalid_arguments").with_messages(&errors));
-        }
         if let Some(used) = self.triggers.get_mut(&trigger_id) {
             used.used = true;
         }

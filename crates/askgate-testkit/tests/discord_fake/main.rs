@@ -36,6 +36,8 @@ use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 const WAIT: Duration = Duration::from_secs(10);
+/// The `User-Agent` Discord requires, for requests sent without serenity.
+const USER_AGENT: &str = "DiscordBot (https://example.invalid/askgate-testkit, 0.1.0)";
 const GUILD: u64 = 700_000_000_000_000_001;
 const GENERAL: u64 = 700_000_000_000_000_002;
 
@@ -111,3 +113,4 @@ mod frames;
 mod gateway;
 mod interactions;
 mod rest;
+mod validation;

@@ -486,6 +486,7 @@ async fn a_queued_failure_applies_once_then_clears() {
     let response = reqwest::Client::new()
         .post(format!("{}/api/v10/channels/{GENERAL}/messages", fake.api_url()))
         .header("Authorization", format!("Bot {TOKEN}"))
+        .header("User-Agent", USER_AGENT)
         .json(&json!({ "content": "hi" }))
         .send()
         .await

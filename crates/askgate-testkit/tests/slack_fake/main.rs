@@ -21,6 +21,7 @@ mod http_mode;
 mod modals;
 mod person;
 mod socket_mode;
+mod spec;
 mod web_api;
 
 /// Long enough for anything the fake does; the tests wait for events, not time.

@@ -144,19 +144,29 @@ async fn a_post_to_a_person_goes_to_their_dm() {
     let world = world().await;
     let token = bot_token();
     let session = world.client.open_session(&token);
-    let open = SlackApiConversationsOpenRequest::new().with_users(vec![world.alice.id.clone().into()]);
-    let dm = session.conversations_open(&open).await.unwrap().channel.id.0;
+    // Slack documents `users` as a comma-separated string; slack-morphism's
+    // request sends a JSON array, which Slack's arguments check refuses.
+    let as_array = SlackApiConversationsOpenRequest::new().with_users(vec![world.alice.id.clone().into()]);
+    let refused = api_error(session.conversations_open(&as_array).await);
+    assert_eq!(refused.code, "invalid_arguments");
+    assert!(
+        refused
+            .http_response_body
+            .unwrap()
+            .contains("[ERROR] must be a string [json-pointer:/users]")
+    );
+    let open = |users: &str| {
+        let url = format!("{}/conversations.open", world.fake.api_url());
+        let body = json!({ "users": users });
+        async move { raw(&url, Some(BOT_TOKEN), &body).await.2 }
+    };
+    let dm = open(&world.alice.id).await["channel"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(dm.starts_with('D'), "{dm}");
-    assert_eq!(
-        session.conversations_open(&open).await.unwrap().channel.id.0,
-        dm,
-        "the same DM"
-    );
-    let stranger = SlackApiConversationsOpenRequest::new().with_users(vec!["U0NOBODY1".into()]);
-    assert_eq!(
-        api_error(session.conversations_open(&stranger).await).code,
-        "user_not_found"
-    );
+    assert_eq!(open(&world.alice.id).await["channel"]["id"], dm.as_str(), "the same DM");
+    assert_eq!(open("U0NOBODY1").await["error"], "user_not_found");
 
     let request = SlackApiChatPostMessageRequest::new(
         world.alice.id.clone().into(),
