@@ -22,7 +22,7 @@ use askgate_core::channel::{
     MessageRef, Outgoing, Reaction, UserRef,
 };
 use askgate_core::form::FormValue;
-use askgate_core::{Capabilities, Presentation};
+use askgate_core::{Capabilities, Presentation, Summary};
 use askgate_engine::{Engine, Recipient};
 use askgate_store::QuestionRecord;
 use async_trait::async_trait;
@@ -247,7 +247,7 @@ impl Channel for TestDouble {
         self.shared.channel.deliver(outgoing).await
     }
 
-    async fn finish(&self, delivery: &Delivery, prompt: &Presentation, summary: &str) -> Result<(), ChannelError> {
+    async fn finish(&self, delivery: &Delivery, prompt: &Presentation, summary: &Summary) -> Result<(), ChannelError> {
         self.shared.channel.finish(delivery, prompt, summary).await
     }
 }
