@@ -29,6 +29,7 @@ use async_trait::async_trait;
 use tokio::sync::watch;
 
 use super::inbound::{Features, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient};
+use super::outbound::Shown;
 use crate::FakeChannel;
 
 /// The channel's configured name.
@@ -429,5 +430,15 @@ impl PersonPlatform for TestDouble {
 
     fn deferrals(&self) -> Option<usize> {
         self.shared.settings.first_response_within.map(|_| self.deferred())
+    }
+
+    /// The double keeps no platform messages to read back.
+    async fn shown(&self, _message: &MessageRef) -> Option<Shown> {
+        None
+    }
+
+    /// The double is no platform: no published spec to break.
+    fn violations(&self) -> Vec<String> {
+        Vec::new()
     }
 }

@@ -26,6 +26,8 @@ use askgate_engine::{Clock, Engine, EngineError, NewQuestion, NoObserver, Recipi
 use askgate_store::{QuestionRecord, QuestionStatus, SqliteStore};
 use async_trait::async_trait;
 use serde_json::{Value, json};
+
+use super::outbound::Shown;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -195,6 +197,17 @@ pub trait PersonPlatform: Send + Sync {
     fn alerts(&self) -> bool {
         true
     }
+
+    /// The message `message` as the platform shows it now; `None` where the
+    /// platform shows no message of its own to read back (askgate's page,
+    /// which the browser suite reads).
+    async fn shown(&self, message: &MessageRef) -> Option<Shown>;
+
+    /// Every request the fake platform refused as invalid by the platform's
+    /// own published spec since it started (`askgate-testkit/spec`), each
+    /// described: a request the real platform would refuse is a defect even
+    /// where askgate went on without it (a notice that never showed).
+    fn violations(&self) -> Vec<String>;
 }
 
 fn unsupported(what: &str) -> ! {
@@ -385,8 +398,17 @@ impl<'a> Person<'a> {
     /// platform's channel and recipients, started, its timers running, and
     /// the platform's inbound side connected to it through a [`Sink`].
     pub async fn start(platform: &'a dyn PersonPlatform) -> Self {
+        Self::start_with(platform, |recipients| recipients).await
+    }
+
+    /// [`Person::start`], with the platform's recipients changed by `change`
+    /// first (the edge suite gives them names of 200 characters).
+    pub async fn start_with(
+        platform: &'a dyn PersonPlatform,
+        change: impl FnOnce(Vec<Recipient>) -> Vec<Recipient>,
+    ) -> Self {
         let features = platform.features();
-        let recipients = platform.recipients();
+        let recipients = change(platform.recipients());
         let named = |name: &str| recipients.iter().find(|r| r.name == name).cloned();
         let person = named(PERSON).unwrap_or_else(|| panic!("the platform MUST configure the recipient \"{PERSON}\""));
         assert!(
@@ -532,7 +554,7 @@ impl<'a> Person<'a> {
     }
 
     /// The display name the engine knows `recipient` by.
-    fn display_name(&self, recipient: &str) -> String {
+    pub(crate) fn display_name(&self, recipient: &str) -> String {
         let Some(known) = self.engine.recipient(recipient) else {
             panic!("no recipient \"{recipient}\"");
         };
@@ -552,7 +574,7 @@ fn notice(text: &str, alert: bool) -> Seen {
     }
 }
 
-fn answered(answers: &Value) -> Value {
+pub(crate) fn answered(answers: &Value) -> Value {
     json!({"status": "answered", "answers": {"answers": answers}})
 }
 
