@@ -489,6 +489,12 @@ impl<'a> Person<'a> {
     /// An agent asks `to` this request (in a session of its own) and waits
     /// for the result; returns once the question is delivered.
     pub async fn ask(&self, to: &str, request: &str) -> Asked {
+        self.ask_within(to, request, PATIENCE).await
+    }
+
+    /// [`Person::ask`], waiting at most `within` for the delivery (a
+    /// platform's pacing delays a long run of large prompts to one person).
+    pub async fn ask_within(&self, to: &str, request: &str, within: Duration) -> Asked {
         let request = askgate_core::validate_json(request)
             .unwrap_or_else(|errors| panic!("the suite's request is invalid: {errors}"));
         let session = self.sessions.fetch_add(1, Ordering::SeqCst);
@@ -508,7 +514,7 @@ impl<'a> Person<'a> {
         let engine = self.engine.clone();
         let id = record.id.clone();
         let agent = tokio::spawn(async move { engine.wait(&id, AGENT_WAIT).await });
-        let delivered = tokio::time::timeout(PATIENCE, async {
+        let delivered = tokio::time::timeout(within, async {
             loop {
                 let current = self.current(&record.id).await;
                 if current.delivery().is_some_and(|d| d.complete && !d.messages.is_empty()) {
@@ -523,7 +529,7 @@ impl<'a> Person<'a> {
             }
         })
         .await
-        .unwrap_or_else(|_| panic!("the question was not delivered within {PATIENCE:?}"));
+        .unwrap_or_else(|_| panic!("the question was not delivered within {within:?}"));
         Asked {
             record: delivered,
             agent,
