@@ -238,7 +238,7 @@ async fn a_click_answers_the_waiting_agent_and_updates_the_message(mode: Mode) {
     let prompt = sl.prompt_of(&sl.dm, &asked.id).await;
     let opened = sl.fake.calls_to("conversations.open");
     assert_eq!(opened.len(), 1, "{opened:?}");
-    assert_eq!(opened[0].body, json!({"users": [ALICE]}), "{opened:?}");
+    assert_eq!(opened[0].body, json!({"users": ALICE}), "{opened:?}");
 
     let sent = sl.fake.calls_to("chat.postMessage");
     assert_eq!(sent.len(), 1, "{sent:?}");

@@ -9,6 +9,7 @@
 //! | [`webhook`] | webhook routes authenticated by a pluggable [`webhook::Verifier`] before anything is decoded |
 //! | [`lines`] | [`SendLines`]: each conversation's messages in order, without holding up others; rate limits waited out |
 //! | [`deliver`] | delivering a prompt part by part, resumable, with partial progress on failure |
+//! | [`finish`] | a finished prompt's text and summary laid out within the message's limit, counted after escaping |
 //! | [`backoff`] | the one retry policy (also the engine's) |
 //! | [`cause`] | a platform out of reach described by what happened (`Connection refused`), not only "error sending request" |
 //!
@@ -21,6 +22,7 @@ pub mod cause;
 pub mod config;
 pub mod deliver;
 pub mod driver;
+pub mod finish;
 pub mod introduce;
 pub mod lines;
 pub mod runtime;

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Locale;
 use crate::form::{Form, FormValue};
+use crate::layout::Summary;
 use crate::render::{Capabilities, Presentation};
 use crate::token::QuestionId;
 
@@ -385,8 +386,10 @@ pub trait Channel: Send + Sync + 'static {
     async fn deliver(&self, outgoing: &Outgoing<'_>) -> Result<Delivery, DeliveryError>;
 
     /// Edits a delivered prompt in place into its ended form: the buttons
-    /// removed, `summary` added under the original text. Never deletes.
-    async fn finish(&self, delivery: &Delivery, prompt: &Presentation, summary: &str) -> Result<(), ChannelError>;
+    /// removed, the longest form of `summary` that fits the message
+    /// ([`Summary::within`], counted after escaping) added under the original
+    /// text, which gives way where both do not fit. Never deletes.
+    async fn finish(&self, delivery: &Delivery, prompt: &Presentation, summary: &Summary) -> Result<(), ChannelError>;
 
     /// Whether delivering sends nothing anywhere and ending edits nothing:
     /// askgate's own page, which shows every question from the store. The

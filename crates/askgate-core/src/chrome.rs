@@ -6,6 +6,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::text::Limit;
+
 /// The language of the chrome, chosen per recipient or channel.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Locale {
@@ -282,6 +284,7 @@ impl Chrome {
 
     /// The notice, seen only by them, for someone not allowed to answer.
     pub fn not_for_you(self, recipient: &str) -> String {
+        let recipient = person(recipient);
         match self.0 {
             Locale::En => format!("This question is for {recipient}"),
             Locale::ZhCn => format!("这个问题是问 {recipient} 的"),
@@ -351,6 +354,15 @@ impl Chrome {
         }
     }
 
+    /// The line a shortened summary ends with: the person's own words were
+    /// cut to fit the message, and where the whole of them is.
+    pub fn answers_shortened(self) -> &'static str {
+        match self.0 {
+            Locale::En => "(Long answers are shortened here: the agent got them whole, and the web page shows them.)",
+            Locale::ZhCn => "（较长的回答在此处已缩短：智能体收到的是完整回答，网页上也可查看。）",
+        }
+    }
+
     /// The summary of one answered question: `Answered by Alice: Staging`,
     /// or with where it was answered, `Answered by Alice in Telegram:
     /// Staging` (`surface` is a platform kind, [`Chrome::surface_name`]).
@@ -364,6 +376,7 @@ impl Chrome {
 
     /// The first summary line of several answered questions.
     pub fn answered_by_heading(self, who: &str, surface: Option<&str>) -> String {
+        let who = person(who);
         match (self.0, surface) {
             (Locale::En, None) => format!("Answered by {who}"),
             (Locale::En, Some(kind)) => format!("Answered by {who} in {}", self.surface_name(kind)),
@@ -374,6 +387,7 @@ impl Chrome {
 
     /// The summary of a skip, with where it was skipped when given.
     pub fn skipped_by(self, who: &str, surface: Option<&str>) -> String {
+        let who = person(who);
         match (self.0, surface) {
             (Locale::En, None) => format!("Skipped by {who}"),
             (Locale::En, Some(kind)) => format!("Skipped by {who} in {}", self.surface_name(kind)),
@@ -425,6 +439,16 @@ impl Chrome {
             Locale::ZhCn => "、",
         }
     }
+}
+
+/// The most of a person's name a message shows, in code points: platforms
+/// bound names loosely or not at all (a Slack real name, a Telegram first
+/// and last name), and a name is never worth a message its platform refuses.
+pub const MAX_NAME_CHARS: usize = 64;
+
+/// A person's name as a message shows it: cut to [`MAX_NAME_CHARS`].
+fn person(name: &str) -> String {
+    Limit::code_points(MAX_NAME_CHARS).ellipsize(name)
 }
 
 #[cfg(test)]

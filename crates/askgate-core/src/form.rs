@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 use crate::chrome::Locale;
 use crate::render::FormLimits;
 use crate::request::AskRequest;
-use crate::text::ellipsize;
 use crate::token::{ButtonAction, ButtonToken, QuestionId};
 
 /// A form with one field per question.
@@ -104,8 +103,8 @@ pub fn form(request: &AskRequest, limits: &FormLimits, question: &QuestionId, lo
             let placeholder = format!("{} — {}", numbered.join(" · "), chrome.form_placeholder_tail());
             FormField {
                 id: q.id.clone(),
-                label: ellipsize(&label, limits.max_label_chars),
-                placeholder: ellipsize(&placeholder, limits.max_placeholder_chars),
+                label: limits.label().ellipsize(&label),
+                placeholder: limits.placeholder().ellipsize(&placeholder),
                 multi_select: q.multi_select,
                 checkboxes: if q.multi_select && limits.checkboxes {
                     q.options.iter().map(|option| option.label.clone()).collect()
@@ -116,8 +115,8 @@ pub fn form(request: &AskRequest, limits: &FormLimits, question: &QuestionId, lo
         })
         .collect();
     Some(Form {
-        title: ellipsize(chrome.form_title(), limits.max_title_chars),
-        submit: ellipsize(chrome.submit_button(), limits.max_title_chars),
+        title: limits.title().ellipsize(chrome.form_title()),
+        submit: limits.title().ellipsize(chrome.submit_button()),
         token: ButtonToken {
             question: question.clone(),
             action: ButtonAction::Answer,

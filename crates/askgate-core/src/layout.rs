@@ -6,13 +6,20 @@
 
 use std::fmt::Write as _;
 
+use unicode_segmentation::UnicodeSegmentation;
+
 use crate::answer::{AnswerItem, Answers};
 use crate::chrome::{Chrome, Locale};
 use crate::request::{AskRequest, Question, QuestionOption};
-use crate::text::{char_len, ellipsize};
+use crate::text::{Limit, char_len, cut_within, ellipsize};
 
 /// Free text in a summary is cut to this many user-perceived characters.
 pub const SUMMARY_FREE_TEXT_GRAPHEMES: usize = 200;
+
+/// The lengths (code points) a person's own words are cut to, in turn, in
+/// the shortened forms of a summary ([`Summary::within`]); the last leaves
+/// only the ellipsis.
+const SHORTENED_FREE_TEXT: [usize; 5] = [500, 200, 80, 20, 0];
 
 /// How the person answers a text prompt, which its closing instructions say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,13 +41,20 @@ pub fn prompt_text(request: &AskRequest, locale: Locale) -> String {
 /// one part unless the text is longer, then split between questions (and,
 /// for a single question too long alone, between lines).
 pub fn prompt_parts(request: &AskRequest, locale: Locale, max_chars: usize) -> Vec<String> {
-    prompt_parts_for(request, locale, max_chars, Reading::Typed)
+    prompt_parts_for(request, locale, &|text| char_len(text) <= max_chars, Reading::Typed)
 }
 
-/// [`prompt_parts`], with the instructions for how the person answers.
-pub fn prompt_parts_for(request: &AskRequest, locale: Locale, max_chars: usize, reading: Reading) -> Vec<String> {
+/// [`prompt_parts`] for a channel whose messages hold a text when `fits`
+/// holds for it (its limit counted its way, after its escaping), with the
+/// instructions for how the person answers.
+pub fn prompt_parts_for(
+    request: &AskRequest,
+    locale: Locale,
+    fits: &dyn Fn(&str) -> bool,
+    reading: Reading,
+) -> Vec<String> {
     let whole = prompt_blocks(request, locale, reading).join("\n\n");
-    if char_len(&whole) <= max_chars {
+    if fits(&whole) {
         return vec![whole];
     }
     let chrome = locale.chrome();
@@ -50,7 +64,7 @@ pub fn prompt_parts_for(request: &AskRequest, locale: Locale, max_chars: usize, 
         pieces.push((if index == 0 { "\n\n" } else { "\n" }, block));
     }
     pieces.push(("\n\n", instructions(request, chrome, reading)));
-    pack(&pieces, max_chars)
+    pack(&pieces, fits)
 }
 
 /// The message text that goes with native buttons: the heading, header and
@@ -95,19 +109,91 @@ pub enum Ending<'a> {
     Cancelled,
 }
 
-/// The summary a question's message is edited into when it ends (spec §7).
+/// The summary a question's message is edited into when it ends (spec §7),
+/// as askgate's page shows it: a person's own words cut to
+/// [`SUMMARY_FREE_TEXT_GRAPHEMES`].
 pub fn summary(request: &AskRequest, ending: Ending<'_>, locale: Locale) -> String {
+    summary_with(request, ending, locale, &|text| {
+        ellipsize(text, SUMMARY_FREE_TEXT_GRAPHEMES)
+    })
+}
+
+/// A question's summary in the forms a chat message may need: whole, then,
+/// where the person's own words are long, with them shortened step by step
+/// and a line saying so (the full answers stay in the agent's result and on
+/// askgate's page). The adapter shows the longest form that fits its message
+/// ([`Summary::within`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    forms: Vec<String>,
+}
+
+impl Summary {
+    /// A summary of one form only.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self {
+            forms: vec![text.into()],
+        }
+    }
+
+    /// The summary of a question that ended so.
+    pub fn of(request: &AskRequest, ending: Ending<'_>, locale: Locale) -> Self {
+        let mut forms = vec![summary_with(request, ending, locale, &str::to_owned)];
+        let longest = match ending {
+            Ending::Answered { answers, .. } => answers
+                .iter()
+                .flat_map(|(_, items)| items)
+                .filter_map(|item| match item {
+                    AnswerItem::FreeText { text } => Some(char_len(text)),
+                    AnswerItem::Option { .. } => None,
+                })
+                .max(),
+            _ => None,
+        };
+        if let Some(longest) = longest {
+            let note = locale.chrome().answers_shortened();
+            for max in SHORTENED_FREE_TEXT.into_iter().filter(|max| *max < longest) {
+                let cut = |text: &str| Limit::code_points(max).ellipsize(text);
+                let text = summary_with(request, ending, locale, &cut);
+                forms.push(format!("{text}\n{note}"));
+            }
+        }
+        Self { forms }
+    }
+
+    /// The whole summary.
+    pub fn full(&self) -> &str {
+        &self.forms[0]
+    }
+
+    /// The longest form for which `fits` holds (the whole summary when it
+    /// does), or the shortest when none does.
+    pub fn within(&self, fits: impl Fn(&str) -> bool) -> &str {
+        self.forms
+            .iter()
+            .find(|form| fits(form))
+            .or(self.forms.last())
+            .map_or("", String::as_str)
+    }
+}
+
+fn summary_with(
+    request: &AskRequest,
+    ending: Ending<'_>,
+    locale: Locale,
+    free_text: &dyn Fn(&str) -> String,
+) -> String {
     let chrome = locale.chrome();
     match ending {
         Ending::Answered { by, surface, answers } => match request.questions.as_slice() {
-            [only] => chrome.answered_by(by, surface, &answer_summary(answers.get(&only.id), chrome)),
+            [only] => chrome.answered_by(by, surface, &answer_summary(answers.get(&only.id), chrome, free_text)),
             questions => {
                 let mut text = chrome.answered_by_heading(by, surface);
                 for question in questions {
                     text.push('\n');
                     text.push_str(&question.header);
                     text.push_str(": ");
-                    text.push_str(&answer_summary(answers.get(&question.id), chrome));
+                    text.push_str(&answer_summary(answers.get(&question.id), chrome, free_text));
                 }
                 text
             }
@@ -118,7 +204,7 @@ pub fn summary(request: &AskRequest, ending: Ending<'_>, locale: Locale) -> Stri
     }
 }
 
-fn answer_summary(items: Option<&[AnswerItem]>, chrome: Chrome) -> String {
+fn answer_summary(items: Option<&[AnswerItem]>, chrome: Chrome, free_text: &dyn Fn(&str) -> String) -> String {
     let Some(items) = items.filter(|items| !items.is_empty()) else {
         return "—".to_owned();
     };
@@ -126,7 +212,7 @@ fn answer_summary(items: Option<&[AnswerItem]>, chrome: Chrome) -> String {
         .iter()
         .map(|item| match item {
             AnswerItem::Option { label, .. } => label.clone(),
-            AnswerItem::FreeText { text } => ellipsize(text, SUMMARY_FREE_TEXT_GRAPHEMES),
+            AnswerItem::FreeText { text } => free_text(text),
         })
         .collect::<Vec<_>>()
         .join(chrome.list_separator())
@@ -204,21 +290,22 @@ fn instructions(request: &AskRequest, chrome: Chrome, reading: Reading) -> Strin
     format!("{how}{}{}", chrome.sentence_gap(), chrome.skip_hint())
 }
 
-/// Packs pieces into parts of at most `max_chars`, each piece after its own
-/// separator within a part; a piece longer than a part alone is split between
-/// lines, then characters.
-fn pack(pieces: &[(&str, String)], max_chars: usize) -> Vec<String> {
-    let max_chars = max_chars.max(1);
+/// Packs pieces into parts for which `fits` holds, each piece after its own
+/// separator within a part; a piece too long for a part alone is split
+/// between lines, then between user-perceived characters.
+fn pack(pieces: &[(&str, String)], fits: &dyn Fn(&str) -> bool) -> Vec<String> {
     let mut parts: Vec<String> = Vec::new();
     let mut current = String::new();
     for (separator, piece) in pieces {
-        for (line_index, piece) in split_long(piece, max_chars).into_iter().enumerate() {
+        for (line_index, piece) in split_long(piece, fits).into_iter().enumerate() {
             let separator = if line_index == 0 { separator } else { "\n" };
             if current.is_empty() {
                 current = piece;
-            } else if char_len(&current) + char_len(separator) + char_len(&piece) <= max_chars {
-                current.push_str(separator);
-                current.push_str(&piece);
+                continue;
+            }
+            let joined = format!("{current}{separator}{piece}");
+            if fits(&joined) {
+                current = joined;
             } else {
                 parts.push(std::mem::replace(&mut current, piece));
             }
@@ -230,23 +317,32 @@ fn pack(pieces: &[(&str, String)], max_chars: usize) -> Vec<String> {
     parts
 }
 
-fn split_long(piece: &str, max_chars: usize) -> Vec<String> {
-    if char_len(piece) <= max_chars {
+fn split_long(piece: &str, fits: &dyn Fn(&str) -> bool) -> Vec<String> {
+    if fits(piece) {
         return vec![piece.to_owned()];
     }
     let mut out: Vec<String> = Vec::new();
     let mut current = String::new();
     for line in piece.lines() {
-        let chars: Vec<char> = line.chars().collect();
-        for chunk in chars.chunks(max_chars) {
-            let chunk: String = chunk.iter().collect();
+        let mut rest = line;
+        while !rest.is_empty() {
+            let mut chunk = cut_within(rest, fits);
+            if chunk.is_empty() {
+                // One user-perceived character longer than a message (the
+                // contract's limits make it impossible): sent whole rather
+                // than split, so that no loop can stall.
+                chunk = rest.graphemes(true).next().unwrap_or(rest);
+            }
+            rest = &rest[chunk.len()..];
             if current.is_empty() {
-                current = chunk;
-            } else if char_len(&current) + 1 + chunk.chars().count() <= max_chars {
-                current.push('\n');
-                current.push_str(&chunk);
+                chunk.clone_into(&mut current);
+                continue;
+            }
+            let joined = format!("{current}\n{chunk}");
+            if fits(&joined) {
+                current = joined;
             } else {
-                out.push(std::mem::replace(&mut current, chunk));
+                out.push(std::mem::replace(&mut current, chunk.to_owned()));
             }
         }
     }

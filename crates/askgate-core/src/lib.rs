@@ -14,7 +14,7 @@
 //! | [`reply`] | reading typed replies, over several replies too (spec §5) |
 //! | [`token`] | question ids and the opaque button tokens (spec §6) |
 //! | [`channel`] | the [`Channel`] and [`InboundSink`] traits, normalized inbound events |
-//! | [`text`] | normalization and length counting shared by all of the above |
+//! | [`text`] | normalization, and [`Limit`]s counted in a platform's [`Unit`] and cut without splitting a character, shared by all of the above |
 //!
 //! This crate must not touch the network, the clock, storage or a platform
 //! SDK: the engine and the adapters do, and they depend on it, never the
@@ -40,8 +40,10 @@ pub use channel::{
 };
 pub use chrome::Locale;
 pub use form::{Form, FormField, FormValue};
+pub use layout::Summary;
 pub use render::{Capabilities, Presentation, render};
 pub use reply::{ReplyOutcome, ReplyReader, read_reply};
 pub use request::{AskRequest, Question, QuestionOption};
+pub use text::{Limit, Unit};
 pub use token::{ButtonAction, ButtonToken, QuestionId};
 pub use validate::{ErrorCode, ValidationError, ValidationErrors, validate, validate_json};

@@ -9,8 +9,53 @@ use serde::{Deserialize, Serialize};
 use crate::chrome::Locale;
 use crate::layout::{Reading, button_text, prompt_parts_for};
 use crate::request::AskRequest;
-use crate::text::char_len;
+use crate::text::{Limit, Unit};
 use crate::token::{ButtonAction, ButtonToken, QuestionId};
+
+/// How a channel counts a message askgate gives it: the length, in the
+/// platform's own unit, of the text once the adapter has escaped it for its
+/// markup (Discord's backslashes, Telegram's defused mentions, Slack's
+/// entities). Every limit is checked on what the platform will count, so
+/// that escaping never pushes a message over it.
+#[derive(Clone, Copy)]
+pub struct Measure(fn(&str) -> usize);
+
+impl Measure {
+    /// A measure that counts with `len`.
+    pub const fn new(len: fn(&str) -> usize) -> Self {
+        Self(len)
+    }
+
+    /// Unicode code points of the text as given: a channel that escapes nothing.
+    pub const fn code_points() -> Self {
+        Self(|text| text.chars().count())
+    }
+
+    /// The length of `text` as the platform will count it.
+    pub fn len(self, text: &str) -> usize {
+        (self.0)(text)
+    }
+}
+
+impl Default for Measure {
+    fn default() -> Self {
+        Self::code_points()
+    }
+}
+
+impl std::fmt::Debug for Measure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Measure(..)")
+    }
+}
+
+impl PartialEq for Measure {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::fn_addr_eq(self.0, other.0)
+    }
+}
+
+impl Eq for Measure {}
 
 /// What a channel can show, as its adapter declares it.
 ///
@@ -22,9 +67,13 @@ use crate::token::{ButtonAction, ButtonToken, QuestionId};
 pub struct Capabilities {
     /// Native buttons and their limits; `None` for a text-only channel.
     pub buttons: Option<ButtonLimits>,
-    /// Longest message, in characters of unescaped text. An adapter whose
-    /// escaping adds characters declares a limit that leaves room for it.
+    /// Longest message, as [`Capabilities::measure`] counts it: in the
+    /// platform's unit, after the adapter's escaping.
     pub max_message_chars: usize,
+    /// How the platform counts a message's text once escaped (code points
+    /// of the text as given unless the adapter declares otherwise).
+    #[serde(skip)]
+    pub measure: Measure,
     /// Whether a sent message can be edited in place (spec §7).
     pub edit_messages: bool,
     /// How the person types an answer of their own after tapping Other….
@@ -49,12 +98,25 @@ impl Capabilities {
         Self {
             buttons: None,
             max_message_chars,
+            measure: Measure::default(),
             edit_messages: false,
             free_text_input: FreeTextInput::None,
             private_notices: false,
             typed_replies: true,
             forms: None,
         }
+    }
+
+    /// Messages counted by `measure` (the platform's unit, after escaping).
+    #[must_use]
+    pub fn with_measure(mut self, measure: Measure) -> Self {
+        self.measure = measure;
+        self
+    }
+
+    /// Whether `text` fits in one message, counted as the platform will.
+    pub fn message_fits(&self, text: &str) -> bool {
+        self.measure.len(text) <= self.max_message_chars
     }
 
     /// With native buttons of these limits.
@@ -107,10 +169,17 @@ impl Capabilities {
 pub struct ButtonLimits {
     /// Most buttons on one message (options, Other… and Skip together).
     pub max_buttons: usize,
-    /// Longest button text, in characters.
+    /// Longest button text, in [`ButtonLimits::unit`].
     pub max_label_chars: usize,
     /// Longest button payload, in bytes.
     pub max_token_bytes: usize,
+    /// How the platform counts a button's text.
+    #[serde(default = "code_points")]
+    pub unit: Unit,
+}
+
+fn code_points() -> Unit {
+    Unit::CodePoints
 }
 
 impl ButtonLimits {
@@ -121,7 +190,20 @@ impl ButtonLimits {
             max_buttons,
             max_label_chars,
             max_token_bytes,
+            unit: Unit::CodePoints,
         }
+    }
+
+    /// With button texts counted in `unit`.
+    #[must_use]
+    pub fn counted_in(mut self, unit: Unit) -> Self {
+        self.unit = unit;
+        self
+    }
+
+    /// The limit on one button's text.
+    pub fn label(&self) -> Limit {
+        Limit::new(self.max_label_chars, self.unit)
     }
 }
 
@@ -132,14 +214,18 @@ impl ButtonLimits {
 pub struct FormLimits {
     /// Most fields in one form (Discord: 5).
     pub max_fields: usize,
-    /// Longest form title, in characters (Discord 45, Slack 24).
+    /// Longest form title, in [`FormLimits::unit`] (Discord 45, Slack 24).
     pub max_title_chars: usize,
-    /// Longest field label, in characters (Discord 45, Slack 2000).
+    /// Longest field label (Discord 45, Slack 2000).
     pub max_label_chars: usize,
-    /// Longest field placeholder, in characters (Discord 100, Slack 150).
+    /// Longest field placeholder (Discord 100, Slack 150).
     pub max_placeholder_chars: usize,
     /// Whether a multi-select question can be a set of checkboxes.
     pub checkboxes: bool,
+    /// How the platform counts these texts (Discord: code points; Slack:
+    /// UTF-16 units).
+    #[serde(default = "code_points")]
+    pub unit: Unit,
 }
 
 impl FormLimits {
@@ -157,7 +243,30 @@ impl FormLimits {
             max_label_chars,
             max_placeholder_chars,
             checkboxes: false,
+            unit: Unit::CodePoints,
         }
+    }
+
+    /// With these texts counted in `unit`.
+    #[must_use]
+    pub fn counted_in(mut self, unit: Unit) -> Self {
+        self.unit = unit;
+        self
+    }
+
+    /// The limit on the form's title (and its submit button).
+    pub fn title(&self) -> Limit {
+        Limit::new(self.max_title_chars, self.unit)
+    }
+
+    /// The limit on a field's label.
+    pub fn label(&self) -> Limit {
+        Limit::new(self.max_label_chars, self.unit)
+    }
+
+    /// The limit on a field's placeholder.
+    pub fn placeholder(&self) -> Limit {
+        Limit::new(self.max_placeholder_chars, self.unit)
     }
 
     /// With checkboxes for multi-select questions.
@@ -296,7 +405,7 @@ pub fn render(
         Reading::Form
     };
     Presentation::Text(TextPrompt {
-        parts: prompt_parts_for(request, locale, capabilities.max_message_chars, reading),
+        parts: prompt_parts_for(request, locale, &|text| capabilities.message_fits(text), reading),
         actions,
     })
 }
@@ -329,7 +438,7 @@ fn text_actions(
     };
     let fits = [&actions.answer, &actions.skip]
         .iter()
-        .all(|b| char_len(&b.label) <= limits.max_label_chars && b.token.len() <= limits.max_token_bytes);
+        .all(|b| limits.label().fits(&b.label) && b.token.len() <= limits.max_token_bytes);
     fits.then_some(actions)
 }
 
@@ -380,11 +489,11 @@ fn buttons(request: &AskRequest, capabilities: &Capabilities, id: &QuestionId, l
     let fits = button_count <= limits.max_buttons
         && labels
             .chain([skip.label.as_str()])
-            .all(|label| char_len(label) <= limits.max_label_chars)
+            .all(|label| limits.label().fits(label))
         && tokens
             .chain([skip.token.as_str()])
             .all(|token| token.len() <= limits.max_token_bytes)
-        && char_len(&text) <= capabilities.max_message_chars;
+        && capabilities.message_fits(&text);
     fits.then(|| ButtonPrompt {
         text,
         header: only.header.clone(),

@@ -4,6 +4,7 @@
 //! goes through [`normalize`], so that a label is found however it was typed
 //! (spec §5), and every length limit of spec §2 is counted by [`char_len`].
 
+use serde::{Deserialize, Serialize};
 use unicode_segmentation::UnicodeSegmentation;
 
 /// Folds one full-width ASCII variant (U+FF01..U+FF5E) or the ideographic
@@ -116,11 +117,147 @@ pub fn truncate_graphemes(text: &str, max: usize) -> &str {
 }
 
 /// `text` cut to `max` user-perceived characters, with `…` where it was cut.
+///
+/// For the contract's own limits (a header's 12 characters). A text going
+/// to a platform is cut by the platform's unit instead ([`Limit`]).
 pub fn ellipsize(text: &str, max: usize) -> String {
     if truncate_graphemes(text, max).len() == text.len() {
         return text.to_owned();
     }
     format!("{}…", truncate_graphemes(text, max.saturating_sub(1)).trim_end())
+}
+
+/// How a platform counts the length of a text: each platform's limits are
+/// published in one of these, and a limit counted in another unit is broken
+/// by the texts where the two differ (an emoji family is one grapheme, seven
+/// code points and eleven UTF-16 units).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Unit {
+    /// Unicode scalar values (Telegram's and Discord's "characters").
+    CodePoints,
+    /// UTF-16 code units (Slack's text limits, Telegram's entity offsets).
+    Utf16,
+    /// UTF-8 bytes (Telegram's `callback_data`).
+    Bytes,
+}
+
+impl Unit {
+    /// The length of `text` in this unit.
+    pub fn len(self, text: &str) -> usize {
+        match self {
+            Self::CodePoints => text.chars().count(),
+            Self::Utf16 => text.encode_utf16().count(),
+            Self::Bytes => text.len(),
+        }
+    }
+}
+
+/// One of a platform's limits: at most `max`, counted in `unit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Limit {
+    /// The most the platform takes.
+    pub max: usize,
+    /// How it counts.
+    pub unit: Unit,
+}
+
+impl Limit {
+    /// At most `max`, counted in `unit`.
+    pub const fn new(max: usize, unit: Unit) -> Self {
+        Self { max, unit }
+    }
+
+    /// At most `max` Unicode code points.
+    pub const fn code_points(max: usize) -> Self {
+        Self {
+            max,
+            unit: Unit::CodePoints,
+        }
+    }
+
+    /// At most `max` UTF-16 code units.
+    pub const fn utf16(max: usize) -> Self {
+        Self { max, unit: Unit::Utf16 }
+    }
+
+    /// At most `max` UTF-8 bytes.
+    pub const fn bytes(max: usize) -> Self {
+        Self { max, unit: Unit::Bytes }
+    }
+
+    /// The length of `text` in this limit's unit.
+    pub fn len(self, text: &str) -> usize {
+        self.unit.len(text)
+    }
+
+    /// Whether `text` is within the limit.
+    pub fn fits(self, text: &str) -> bool {
+        self.len(text) <= self.max
+    }
+
+    /// The longest start of `text` within the limit that ends between two
+    /// user-perceived characters (possibly empty).
+    pub fn cut(self, text: &str) -> &str {
+        cut_within(text, |prefix| self.fits(prefix))
+    }
+
+    /// `text` whole when it fits; otherwise cut ([`Limit::cut`]) with `…`
+    /// where it was cut, the ellipsis within the limit too.
+    pub fn ellipsize(self, text: &str) -> String {
+        self.fit(text, str::to_owned)
+    }
+
+    /// `text` made ready for the platform by `escape` (its markup's escaping)
+    /// and within the limit counted after escaping: whole when its escaped
+    /// form fits, otherwise the escaped form of its longest start that fits
+    /// with `…` after it. Never raw text, never over the limit, never a
+    /// user-perceived character split; empty only when not even `…` fits.
+    pub fn fit(self, text: &str, escape: impl Fn(&str) -> String) -> String {
+        escape(&shorten(text, |text| self.fits(&escape(text))))
+    }
+}
+
+/// `text` whole when `fits` holds for it; otherwise its longest start
+/// (ending between user-perceived characters) that fits with `…` after it,
+/// with the `…`; empty when not even that fits. `fits` must hold for every
+/// start of a text it holds for ([`cut_within`]).
+pub fn shorten(text: &str, fits: impl Fn(&str) -> bool) -> String {
+    if fits(text) {
+        return text.to_owned();
+    }
+    let shortened = |prefix: &str| format!("{}…", prefix.trim_end());
+    let prefix = cut_within(text, |prefix| fits(&shortened(prefix)));
+    let cut = shortened(prefix);
+    if fits(&cut) { cut } else { String::new() }
+}
+
+/// The longest start of `text` ending at a grapheme cluster boundary for
+/// which `fits` holds, found by bisection: `fits` must hold for every start
+/// of a start it holds for (a length, with or without escaping, only grows
+/// as text is added).
+pub fn cut_within(text: &str, fits: impl Fn(&str) -> bool) -> &str {
+    if fits(text) {
+        return text;
+    }
+    let mut bounds: Vec<usize> = text.grapheme_indices(true).map(|(at, _)| at).collect();
+    bounds.push(text.len());
+    // bounds[0] is 0: the empty start. Find the last bound that fits.
+    let (mut good, mut bad) = (0, bounds.len() - 1);
+    if !fits("") {
+        return "";
+    }
+    while bad - good > 1 {
+        let middle = good + (bad - good) / 2;
+        if fits(&text[..bounds[middle]]) {
+            good = middle;
+        } else {
+            bad = middle;
+        }
+    }
+    &text[..bounds[good]]
 }
 
 #[cfg(test)]
@@ -168,6 +305,45 @@ mod tests {
         assert_eq!(ellipsize("abcdef", 6), "abcdef");
         assert_eq!(ellipsize("abcdefg", 6), "abcde…");
         assert_eq!(ellipsize("", 3), "");
+    }
+
+    #[test]
+    fn units_count_as_the_platforms_do() {
+        let family = "👨\u{200D}👩\u{200D}👧";
+        assert_eq!(Unit::CodePoints.len(family), 5);
+        assert_eq!(Unit::Utf16.len(family), 8);
+        assert_eq!(Unit::Bytes.len(family), 18);
+        assert_eq!(Unit::Utf16.len("e\u{301}"), 2);
+    }
+
+    #[test]
+    fn a_cut_never_exceeds_the_limit_nor_splits_a_grapheme() {
+        let family = "👨\u{200D}👩\u{200D}👧";
+        let text = format!("ab{family}{family}");
+        // 2 + 5 + 5 code points: 9 leaves room for one family only.
+        assert_eq!(Limit::code_points(9).cut(&text), format!("ab{family}"));
+        assert_eq!(Limit::code_points(6).cut(&text), "ab");
+        assert_eq!(Limit::utf16(10).cut(&text), format!("ab{family}"));
+        assert_eq!(Limit::code_points(12).cut(&text), text);
+        let cut = Limit::code_points(9).ellipsize(&text);
+        assert_eq!(cut, format!("ab{family}…"));
+        assert_eq!(
+            Limit::code_points(7).ellipsize(&text),
+            "ab…",
+            "a family and the ellipsis are 6"
+        );
+        assert_eq!(Limit::code_points(0).ellipsize("abc"), "");
+        assert_eq!(Limit::code_points(3).ellipsize("abc"), "abc");
+    }
+
+    #[test]
+    fn a_fit_counts_after_escaping_and_never_falls_back_to_raw_text() {
+        let escape = |text: &str| text.replace('@', "\\@");
+        let text = "@a@a@a@a@a";
+        let fitted = Limit::code_points(10).fit(text, escape);
+        assert!(Limit::code_points(10).fits(&fitted), "{fitted}");
+        assert_eq!(fitted, "\\@a\\@a\\@a…");
+        assert_eq!(Limit::code_points(15).fit(text, escape), escape(text));
     }
 
     #[test]

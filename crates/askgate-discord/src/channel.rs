@@ -11,24 +11,17 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use askgate_adapter::SendLines;
 use askgate_adapter::deliver::{deliver_parts, idempotency_key};
+use askgate_adapter::finish::finished;
 use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, Destination, MessageRef, Outgoing};
-use askgate_core::render::{ButtonLimits, ButtonPrompt, FormLimits, FreeTextInput, TextActions};
-use askgate_core::{Capabilities, Presentation};
+use askgate_core::render::{ButtonLimits, ButtonPrompt, FormLimits, FreeTextInput, Measure, TextActions};
+use askgate_core::{Capabilities, Presentation, Summary};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::markup::{escape, escape_within};
+use crate::limits;
+use crate::markup::escape;
 use crate::rest::Rest;
-
-/// The unescaped limit: room for the largest question with native buttons
-/// (about 1,250 characters with four long descriptions), and 500 characters
-/// of Discord's 2000 for the backslashes escaping adds. Text with more
-/// markdown characters than that is escaped less ([`crate::markup::escape_within`]).
-const MAX_MESSAGE_CHARS: usize = 1500;
-
-/// Discord's limit on a message's content.
-const DISCORD_MAX_CONTENT: usize = 2000;
 
 /// Button styles (Discord's component docs).
 const PRIMARY: u8 = 1;
@@ -37,18 +30,29 @@ const SECONDARY: u8 = 2;
 /// The prefix of a recipient that is a user: askgate opens the DM itself.
 pub const USER_PREFIX: &str = "user:";
 
-/// What Discord can show. `typed_replies` is whether typed messages reach
-/// askgate (the gateway with the Message Content intent); without them a
-/// text prompt carries Answer… and Skip.
+/// What Discord can show: messages of [`limits::CONTENT`] counted after
+/// escaping ([`limits::measure`]: a text heavy with markdown characters
+/// takes more messages, and is never sent unescaped), buttons, modals.
+/// `typed_replies` is whether typed messages reach askgate (the gateway
+/// with the Message Content intent); without them a text prompt carries
+/// Answer… and Skip.
 pub fn capabilities(typed_replies: bool) -> Capabilities {
-    let capabilities = Capabilities::text(MAX_MESSAGE_CHARS)
-        // 5 rows of 5; a label of 80 characters, a custom_id of 100.
-        .with_buttons(ButtonLimits::new(25, 80, 100))
+    let capabilities = Capabilities::text(limits::CONTENT.max)
+        .with_measure(Measure::new(limits::measure))
+        .with_buttons(ButtonLimits::new(
+            limits::MAX_BUTTONS,
+            limits::BUTTON_LABEL.max,
+            limits::CUSTOM_ID.max,
+        ))
         .with_edits()
         .with_free_text(FreeTextInput::Modal)
         .with_private_notices()
-        // Modals: 5 text inputs, a 45-character title and labels, 100-character placeholders.
-        .with_forms(FormLimits::new(5, 45, 45, 100));
+        .with_forms(FormLimits::new(
+            limits::MAX_MODAL_FIELDS,
+            limits::MODAL_TITLE.max,
+            limits::TEXT_INPUT_LABEL.max,
+            limits::TEXT_INPUT_PLACEHOLDER.max,
+        ));
     if typed_replies {
         capabilities
     } else {
@@ -168,10 +172,11 @@ impl DiscordChannel {
     }
 }
 
-/// A message's body: escaped content, components, no pings, a nonce.
+/// A message's body: escaped content within Discord's limit
+/// ([`limits::content`]), components, no pings, a nonce.
 pub(crate) fn message_body(text: &str, components: Vec<Value>, nonce: Option<String>) -> Value {
     let mut body = json!({
-        "content": escape_within(text, DISCORD_MAX_CONTENT),
+        "content": limits::content(text),
         "components": Value::Array(components),
         "allowed_mentions": {"parse": []},
     });
@@ -233,22 +238,21 @@ fn first_text(prompt: &Presentation) -> &str {
     }
 }
 
-/// The edited content: the prompt's text and the summary under it in bold.
-/// Where both do not fit in one message, the prompt's text gives way (the
-/// summary is what the message must say now).
-fn finished_content(text: &str, summary: &str) -> String {
-    let summary = format!("**{}**", escape(summary));
-    let mut text = escape(text);
-    let room = DISCORD_MAX_CONTENT.saturating_sub(summary.chars().count() + 3);
-    if text.chars().count() > room {
-        text = text.chars().take(room).collect::<String>();
-        // A cut escape would swallow the ellipsis' neighbour: drop a trailing backslash.
-        while text.ends_with('\\') {
-            text.pop();
-        }
-        text.push('…');
+/// The edited content: the prompt's text and the summary under it in bold,
+/// within [`limits::CONTENT`] after escaping; where both do not fit, the
+/// summary's shorter forms, and the prompt's text gives way
+/// ([`askgate_adapter::finish`]).
+fn finished_content(text: &str, summary: &Summary) -> String {
+    const GAP: &str = "\n\n";
+    // The gap and the two pairs of bold markers.
+    let overhead = GAP.len() + 4;
+    let laid = finished(text, summary, limits::CONTENT.max, overhead, limits::measure);
+    let summary = format!("**{}**", escape(&laid.summary));
+    if laid.text.is_empty() {
+        summary
+    } else {
+        format!("{}{GAP}{summary}", escape(&laid.text))
     }
-    format!("{text}\n\n{summary}")
 }
 
 #[async_trait]
@@ -287,7 +291,7 @@ impl Channel for DiscordChannel {
         .await
     }
 
-    async fn finish(&self, delivery: &Delivery, prompt: &Presentation, summary: &str) -> Result<(), ChannelError> {
+    async fn finish(&self, delivery: &Delivery, prompt: &Presentation, summary: &Summary) -> Result<(), ChannelError> {
         let Some(first) = delivery.messages.first() else {
             return Ok(());
         };
@@ -326,10 +330,15 @@ mod tests {
 
     #[test]
     fn a_summary_too_long_to_fit_makes_the_text_give_way() {
-        let content = finished_content(&"x".repeat(990), &"y".repeat(1500));
-        assert!(content.chars().count() <= DISCORD_MAX_CONTENT);
+        let content = finished_content(&"x".repeat(990), &Summary::new("y".repeat(1500)));
+        assert!(limits::CONTENT.fits(&content), "{}", content.chars().count());
         assert!(content.ends_with(&format!("{}**", "y".repeat(1500))));
-        let short = finished_content("Where?", "Answered by Alice: Production");
+        let short = finished_content("Where?", &Summary::new("Answered by Alice: Production"));
         assert_eq!(short, "Where?\n\n**Answered by Alice: Production**");
+        // Escaping counts: a text of markdown characters is cut, never sent raw.
+        let marked = finished_content(&"*".repeat(1500), &Summary::new("@everyone <@&1>"));
+        assert!(limits::CONTENT.fits(&marked), "{}", marked.chars().count());
+        assert!(marked.ends_with("**\\@everyone \\<\\@&1\\>**"), "{marked}");
+        assert!(marked.starts_with("\\*\\*") && marked.contains('…'), "{marked}");
     }
 }

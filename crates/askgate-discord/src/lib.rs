@@ -11,6 +11,7 @@
 //! | [`interactions`] | the interactions endpoint in askgate's server, every request's Ed25519 signature verified |
 //! | [`rest`] | the REST calls askgate makes, with Discord's errors and 429 delays kept |
 //! | [`markup`] | escaping agent text for Discord's markdown |
+//! | [`limits`] | Discord's limits on what askgate sends, in code points, and the length Discord counts after escaping |
 //!
 //! The adapter declares what Discord can show and translates; it never
 //! decides how a prompt looks (`askgate_core::render`) or what a reply means
@@ -22,6 +23,7 @@ pub mod config;
 pub mod decode;
 pub mod gateway;
 pub mod interactions;
+pub mod limits;
 pub mod markup;
 pub mod react;
 pub mod rest;

@@ -4,7 +4,9 @@
 //! `` ` `` and `_`, and leaves headings, lists, quotes, spoilers, strikes,
 //! masked links and `<@id>` mention syntax to render. Mentions never ping in
 //! any case (every message is sent with `allowed_mentions: {"parse": []}`);
-//! escaping keeps them from even rendering as pills.
+//! escaping keeps them from even rendering as pills. What escaping adds
+//! counts against Discord's limits ([`crate::limits::measure`]): a text is
+//! cut or split after escaping, never sent unescaped.
 
 /// Characters Discord's markdown gives a meaning anywhere in a line.
 const MARKDOWN: &[char] = &['\\', '*', '_', '~', '`', '|', '[', ']', '(', ')', '<', '>', '#', '@'];
@@ -30,32 +32,6 @@ pub fn escape(text: &str) -> String {
         }
     }
     out
-}
-
-/// Characters that could reach someone or somewhere: mention and link syntax.
-const ESSENTIAL: &[char] = &['\\', '<', '>', '@', '[', ']', '(', ')'];
-
-/// [`escape`], unless that is longer than `max` characters (a text made
-/// mostly of markdown characters): then only mention and link syntax is
-/// escaped, and where even that does not fit, nothing — pings are off for
-/// every message anyway (`allowed_mentions`), and a prompt is never cut.
-pub fn escape_within(text: &str, max: usize) -> String {
-    let full = escape(text);
-    if full.chars().count() <= max {
-        return full;
-    }
-    let mut essential = String::with_capacity(text.len() + 64);
-    for c in text.chars() {
-        if ESSENTIAL.contains(&c) {
-            essential.push('\\');
-        }
-        essential.push(c);
-    }
-    if essential.chars().count() <= max {
-        essential
-    } else {
-        text.to_owned()
-    }
 }
 
 /// The text a person sees for `escaped`: backslashes before punctuation
@@ -97,15 +73,5 @@ mod tests {
         // Plain words stay as they are; the layout's own numbering is kept from list rendering.
         assert_eq!(escape("Deploy — where?"), "Deploy — where?");
         assert_eq!(escape("2) Production"), "2\\) Production");
-    }
-
-    #[test]
-    fn text_too_marked_up_to_escape_whole_is_escaped_less_never_cut() {
-        let stars = "*".repeat(1500);
-        let within = escape_within(&stars, 2000);
-        assert_eq!(within, stars, "mention and link syntax only: none here");
-        let links = format!("{}<@1>", "*".repeat(1400));
-        assert!(escape_within(&links, 2000).ends_with("\\<\\@1\\>"));
-        assert_eq!(shown(&escape_within("a *b*", 2000)), "a *b*");
     }
 }

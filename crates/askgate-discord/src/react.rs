@@ -21,6 +21,7 @@ use tracing::warn;
 use crate::DiscordChannel;
 use crate::channel::{USER_PREFIX, message_body};
 use crate::decode::{Ack, OTHER_FIELD, Update, decode};
+use crate::limits;
 use crate::rest::Rest;
 
 /// Discord wants the first response within 3 s; this leaves room for the
@@ -126,7 +127,9 @@ impl Responder {
     async fn follow_up(&self, response: &Value) -> Result<(), askgate_core::ChannelError> {
         let content = match response["type"].as_u64() {
             Some(t) if t == u64::from(MESSAGE) => response["data"]["content"].clone(),
-            Some(t) if t == u64::from(MODAL) => response["data"]["title"].clone(),
+            Some(t) if t == u64::from(MODAL) => {
+                json!(limits::content(response["data"]["title"].as_str().unwrap_or_default()))
+            }
             _ => return Ok(()),
         };
         let body = json!({"content": content, "flags": EPHEMERAL, "allowed_mentions": {"parse": []}});
@@ -144,15 +147,27 @@ fn ephemeral(text: &str) -> Value {
 
 /// A paragraph field that takes what askgate takes: Discord stops the
 /// person typing more than askgate's limit of one's own words.
+/// Its label and placeholder are cut to Discord's limits (plain text: no
+/// markdown there, nothing to escape).
 fn text_input(custom_id: &str, label: &str, placeholder: &str) -> Value {
-    json!({"type": 1, "components": [{
-        "type": 4, "custom_id": custom_id, "style": 2, "label": label,
-        "placeholder": placeholder, "required": true, "max_length": MAX_FREE_TEXT_CHARS,
-    }]})
+    let mut input = json!({
+        "type": 4, "custom_id": custom_id, "style": 2,
+        "label": limits::TEXT_INPUT_LABEL.ellipsize(label),
+        "required": true, "max_length": MAX_FREE_TEXT_CHARS,
+    });
+    let placeholder = limits::TEXT_INPUT_PLACEHOLDER.ellipsize(placeholder);
+    if !placeholder.is_empty() {
+        input["placeholder"] = json!(placeholder);
+    }
+    json!({"type": 1, "components": [input]})
 }
 
 fn modal(custom_id: &str, title: &str, rows: Vec<Value>) -> Value {
-    json!({"type": MODAL, "data": {"custom_id": custom_id, "title": title, "components": Value::Array(rows)}})
+    json!({"type": MODAL, "data": {
+        "custom_id": custom_id,
+        "title": limits::MODAL_TITLE.ellipsize(title),
+        "components": Value::Array(rows),
+    }})
 }
 
 /// Answer…'s form as a modal: one paragraph field per question.

@@ -202,6 +202,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_user_agent_names_a_url_and_a_version_as_discord_requires() {
+        let inner = USER_AGENT
+            .strip_prefix("DiscordBot (")
+            .and_then(|rest| rest.strip_suffix(')'))
+            .unwrap_or_default();
+        let (url, version) = inner.split_once(", ").unwrap_or_default();
+        assert!(url.starts_with("https://"), "{USER_AGENT}");
+        assert_eq!(version, env!("CARGO_PKG_VERSION"), "{USER_AGENT}");
+    }
+
+    #[test]
     fn discords_answers_map_onto_channel_errors() {
         assert_eq!(
             error_of(

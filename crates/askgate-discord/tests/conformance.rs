@@ -229,6 +229,7 @@ mod inbound {
     use askgate_testkit::conformance::inbound::{
         self, Features, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient,
     };
+    use askgate_testkit::conformance::{Shown, edges};
     use askgate_testkit::discord::{self as fake, DiscordUser, FakeDiscord, Modal, Reply, Signature};
     use async_trait::async_trait;
     use tokio::sync::watch;
@@ -433,6 +434,15 @@ mod inbound {
 
     #[async_trait]
     impl PersonPlatform for Discord {
+        async fn shown(&self, message: &askgate_core::channel::MessageRef) -> Option<Shown> {
+            let seen = self.fake.message_by_id(message.message.parse().ok()?)?;
+            Some(super::shown(&seen))
+        }
+
+        fn violations(&self) -> Vec<String> {
+            self.fake.violations()
+        }
+
         fn features(&self) -> Features {
             Features {
                 typed_replies: self.mode == Mode::Gateway,
@@ -579,6 +589,21 @@ mod inbound {
         fn alerts(&self) -> bool {
             false
         }
+    }
+
+    /// Prompts at the contract's edges through the gateway and through the
+    /// interactions endpoint: every request valid by Discord's OpenAPI
+    /// document, delivered, answered and edited (`conformance::edges`).
+    #[tokio::test]
+    async fn edge_prompts_gateway() {
+        let discord = Discord::start(Mode::Gateway).await;
+        assert_eq!(edges::run(&discord).await, edges::requests().len());
+    }
+
+    #[tokio::test]
+    async fn edge_prompts_interactions_endpoint() {
+        let discord = Discord::start(Mode::Interactions).await;
+        assert_eq!(edges::run(&discord).await, edges::requests().len());
     }
 
     #[tokio::test]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use askgate_adapter::backoff::{backoff, retry_delay};
 use askgate_core::answer::Answers;
 use askgate_core::channel::{Delivery, DeliveryError, MessageRef, Outgoing};
-use askgate_core::layout::{Ending, summary};
+use askgate_core::layout::{Ending, Summary, summary};
 use askgate_core::{QuestionId, render};
 use askgate_store::{QuestionRecord, QuestionStatus, StoreError, Surface, SurfaceState, SurfaceWrite};
 use tracing::{info, warn};
@@ -202,9 +202,10 @@ impl Engine {
         else {
             return;
         };
-        let Some(text) = summary_of(record, Some(channel_name)) else {
+        let Some(ending) = ending_of(record, Some(channel_name)) else {
             return;
         };
+        let text = Summary::of(&record.request, ending, record.locale);
         let presentation = render(&record.request, channel.capabilities(), &record.id, record.locale);
         for attempt in 1..=MAX_DELIVERY_ATTEMPTS {
             match channel.finish(delivery, &presentation, &text).await {
@@ -235,8 +236,14 @@ impl Engine {
 /// when it was shown on several surfaces, or answered on another surface
 /// than this copy's (askgate's page, say): "Answered by Alice in Telegram".
 pub fn summary_of(record: &QuestionRecord, on: Option<&str>) -> Option<String> {
+    ending_of(record, on).map(|ending| summary(&record.request, ending, record.locale))
+}
+
+/// How an ended question ended, as its copy on `on` tells it ([`summary_of`]).
+fn ending_of<'r>(record: &'r QuestionRecord, on: Option<&str>) -> Option<Ending<'r>> {
+    static EMPTY: std::sync::LazyLock<Answers> = std::sync::LazyLock::new(Answers::new);
     let resolution = record.resolution.as_ref()?;
-    let empty = Answers::new();
+    let empty: &'static Answers = &EMPTY;
     let who = resolution.by.as_ref().map_or("", |user| user.display_name.as_str());
     let elsewhere = record.surfaces.len() > 1 || on != resolution.via.as_deref();
     let surface = resolution
@@ -247,12 +254,12 @@ pub fn summary_of(record: &QuestionRecord, on: Option<&str>) -> Option<String> {
         QuestionStatus::Answered => Ending::Answered {
             by: who,
             surface,
-            answers: resolution.answers.as_ref().unwrap_or(&empty),
+            answers: resolution.answers.as_ref().unwrap_or(empty),
         },
         QuestionStatus::Skipped => Ending::Skipped { by: who, surface },
         QuestionStatus::Expired => Ending::Expired,
         QuestionStatus::Cancelled => Ending::Cancelled,
         QuestionStatus::Pending | QuestionStatus::DeliveryFailed => return None,
     };
-    Some(summary(&record.request, ending, record.locale))
+    Some(ending)
 }

@@ -10,13 +10,14 @@
 
 use std::sync::{Arc, OnceLock};
 
-use askgate_core::channel::{Channel, InboundSink};
+use askgate_core::channel::{Channel, InboundSink, MessageRef};
 use askgate_core::form::FormValue;
 use askgate_core::{ButtonAction, ButtonToken};
 use askgate_engine::{Engine, Recipient};
 use askgate_server::{AppState, Metrics, ServerSettings, WebChannel, WebKey};
 use askgate_store::QuestionRecord;
 use askgate_testkit::conformance::inbound::{self, Features, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient};
+use askgate_testkit::conformance::{Shown, edges};
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 
@@ -239,6 +240,24 @@ impl PersonPlatform for WebPage {
         let answers: Map<String, Value> = values.iter().map(|value| (value.id.clone(), picked(value))).collect();
         self.post(who, question, "answer", json!({"answers": answers})).await
     }
+
+    /// The page is read by the browser suite (`tests/browser`), not here.
+    async fn shown(&self, _message: &MessageRef) -> Option<Shown> {
+        None
+    }
+
+    /// askgate's own page: no platform, no published spec to break.
+    fn violations(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// Prompts at the contract's edges on the page: delivered, answered in the
+/// person's own words at the maximum, and ended (`conformance::edges`).
+#[tokio::test]
+async fn edge_prompts_on_the_web_page() {
+    let page = WebPage::new();
+    assert_eq!(edges::run(&page).await, edges::requests().len());
 }
 
 #[tokio::test]

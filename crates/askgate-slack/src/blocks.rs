@@ -6,24 +6,15 @@
 //! through [`crate::markup::escape`] and into `mrkdwn` objects marked
 //! `verbatim`, so that Slack links and mentions nothing in it.
 
+use askgate_adapter::finish::finished;
 use askgate_core::form::Form;
 use askgate_core::render::{ButtonPrompt, TextActions, TextPrompt};
-use askgate_core::text::ellipsize;
+use askgate_core::{Limit, Summary};
 use serde::{Deserialize, Serialize};
 use slack_morphism::prelude::*;
 
-use crate::markup::{chunks, escape, escape_within};
-
-/// Slack's limit on a section's text.
-pub const SECTION_MAX: usize = 3000;
-/// Slack's limit on a button's text.
-pub const BUTTON_TEXT_MAX: usize = 75;
-/// Slack's limit on a modal's title and its submit and close buttons.
-pub const MODAL_TITLE_MAX: usize = 24;
-/// Slack's limit on an input's placeholder.
-pub const PLACEHOLDER_MAX: usize = 150;
-/// Slack's limit on an input block's label.
-pub const LABEL_MAX: usize = 2000;
+use crate::limits::{self, BUTTON_TEXT, INPUT_LABEL, MODAL_TITLE, OPTION_TEXT, PLACEHOLDER, SECTION_TEXT};
+use crate::markup::escape;
 
 /// The block id of Other…'s one text input. It contains a colon, which no
 /// question id can: a form's inputs are named by question id.
@@ -54,8 +45,9 @@ fn mrkdwn(text: String) -> SlackBlockText {
     SlackBlockMarkDownText::new(text).with_verbatim(true).into()
 }
 
-fn plain(text: &str, max: usize) -> SlackBlockPlainTextOnly {
-    SlackBlockPlainText::new(ellipsize(text, max)).into()
+/// Plain text (nothing to escape) cut to `limit` in Slack's unit.
+fn plain(text: &str, limit: Limit) -> SlackBlockPlainTextOnly {
+    SlackBlockPlainText::new(limit.ellipsize(text)).into()
 }
 
 fn section(id: String, text: String) -> SlackBlock {
@@ -65,17 +57,14 @@ fn section(id: String, text: String) -> SlackBlock {
         .into()
 }
 
-/// Escaped `text` as sections of at most [`SECTION_MAX`] characters.
+/// Escaped `text` as one section within [`SECTION_TEXT`]: a prompt's part
+/// fits (core measured it with [`limits::measure`]).
 fn sections(prefix: &str, text: &str) -> Vec<SlackBlock> {
-    chunks(&escape(text), SECTION_MAX)
-        .into_iter()
-        .enumerate()
-        .map(|(index, piece)| section(format!("{prefix}{index}"), piece))
-        .collect()
+    vec![section(format!("{prefix}0"), SECTION_TEXT.fit(text, escape))]
 }
 
 fn button(label: &str, token: &str, primary: bool) -> SlackActionBlockElement {
-    let button = SlackBlockButtonElement::new(plain(label, BUTTON_TEXT_MAX))
+    let button = SlackBlockButtonElement::new(plain(label, BUTTON_TEXT))
         .with_action_id(SlackActionId(token.to_owned()))
         .with_value(token.to_owned());
     if primary {
@@ -91,9 +80,10 @@ fn actions(elements: Vec<SlackActionBlockElement>) -> SlackBlock {
         .into()
 }
 
-/// The text a notification shows for `text` (Slack's `text` beside blocks).
+/// The text a notification shows for `text` (Slack's `text` beside
+/// blocks), escaped and within a section's limit.
 pub fn fallback(text: &str) -> String {
-    escape_within(text, SECTION_MAX)
+    SECTION_TEXT.fit(text, escape)
 }
 
 /// One single-select question: the heading, header and question in a
@@ -115,9 +105,9 @@ pub fn button_blocks(prompt: &ButtonPrompt) -> Vec<SlackBlock> {
         .iter()
         .filter_map(|option| {
             let description = option.description.as_deref()?;
+            let text = format!("*{}* — {}", escape(&option.label), escape(description));
             Some(SlackContextBlockElement::MarkDown(
-                SlackBlockMarkDownText::new(format!("*{}* — {}", escape(&option.label), escape(description)))
-                    .with_verbatim(true),
+                SlackBlockMarkDownText::new(limits::CONTEXT_TEXT.fit(&text, str::to_owned)).with_verbatim(true),
             ))
         })
         .collect();
@@ -160,24 +150,25 @@ pub fn text_blocks(prompt: &TextPrompt, index: usize) -> Vec<SlackBlock> {
     blocks
 }
 
-/// A finished prompt: its text, then the summary in bold; no buttons. Where
-/// both do not fit in one section, the prompt's text gives way.
-pub fn summary_blocks(text: &str, summary: &str) -> Vec<SlackBlock> {
-    let summary = format!("*{}*", escape_within(summary, SECTION_MAX - 2));
-    let room = SECTION_MAX.saturating_sub(summary.chars().count() + 2);
+/// A finished prompt: its text, then the summary in bold, each a section
+/// within [`SECTION_TEXT`]; no buttons. The summary is its longest form
+/// that fits ([`Summary::within`]).
+pub fn summary_blocks(text: &str, summary: &Summary) -> Vec<SlackBlock> {
+    // The bold markers around the summary.
+    let summary = finished("", summary, SECTION_TEXT.max, 2, limits::measure).summary;
     let mut blocks = Vec::new();
-    if room > 1 && !text.trim().is_empty() {
-        blocks.push(section("askgate:text0".into(), escape_within(text, room)));
+    if !text.trim().is_empty() {
+        blocks.push(section("askgate:text0".into(), SECTION_TEXT.fit(text, escape)));
     }
-    blocks.push(section("askgate:summary".into(), summary));
+    blocks.push(section("askgate:summary".into(), format!("*{}*", escape(&summary))));
     blocks
 }
 
 fn modal(title: &str, submit: &str, callback: &str, origin: &Origin, blocks: Vec<SlackBlock>) -> SlackView {
     let metadata = serde_json::to_string(origin).unwrap_or_default();
     SlackView::Modal(
-        SlackModalView::new(plain(title, MODAL_TITLE_MAX), blocks)
-            .with_submit(plain(submit, MODAL_TITLE_MAX))
+        SlackModalView::new(plain(title, MODAL_TITLE), blocks)
+            .with_submit(plain(submit, MODAL_TITLE))
             .with_callback_id(SlackCallbackId(callback.to_owned()))
             .with_private_metadata(metadata),
     )
@@ -194,9 +185,9 @@ fn text_input(block_id: &str, label: &str, placeholder: &str, optional: bool) ->
                 .unwrap_or(u64::MAX),
         );
     if !placeholder.is_empty() {
-        input = input.with_placeholder(plain(placeholder, PLACEHOLDER_MAX));
+        input = input.with_placeholder(plain(placeholder, PLACEHOLDER));
     }
-    SlackInputBlock::new(plain(label, LABEL_MAX), input.into())
+    SlackInputBlock::new(plain(label, INPUT_LABEL), input.into())
         .with_block_id(SlackBlockId(block_id.to_owned()))
         .with_optional(optional)
         .into()
@@ -222,14 +213,14 @@ pub fn form_view(form: &Form, origin: &Origin) -> SlackView {
                 .enumerate()
                 .map(|(index, label)| {
                     SlackBlockChoiceItem::new(
-                        SlackBlockPlainText::new(ellipsize(label, BUTTON_TEXT_MAX)).into(),
+                        SlackBlockPlainText::new(OPTION_TEXT.ellipsize(label)).into(),
                         index.to_string(),
                     )
                 })
                 .collect();
             let checkboxes = SlackBlockCheckboxesElement::new(options).with_action_id(SlackActionId(CHECKBOXES.into()));
             blocks.push(
-                SlackInputBlock::new(plain(&field.label, LABEL_MAX), checkboxes.into())
+                SlackInputBlock::new(plain(&field.label, INPUT_LABEL), checkboxes.into())
                     .with_block_id(SlackBlockId(format!("{}{CHECKBOXES_SUFFIX}", field.id)))
                     .with_optional(true)
                     .into(),
@@ -239,7 +230,7 @@ pub fn form_view(form: &Form, origin: &Origin) -> SlackView {
             field.label.clone()
         } else {
             // The label is the checkboxes'; the text input is for one's own words.
-            ellipsize(&field.placeholder, LABEL_MAX)
+            INPUT_LABEL.ellipsize(&field.placeholder)
         };
         blocks.push(text_input(
             &field.id,

@@ -14,35 +14,44 @@ use std::time::Duration;
 use askgate_adapter::SendLines;
 use askgate_adapter::deliver::deliver_parts;
 use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, Destination, MessageRef, Outgoing};
-use askgate_core::render::{ButtonLimits, FormLimits, FreeTextInput};
-use askgate_core::{Capabilities, Presentation};
+use askgate_core::render::{ButtonLimits, FormLimits, FreeTextInput, Measure};
+use askgate_core::{Capabilities, Presentation, Summary, Unit};
 use async_trait::async_trait;
 use slack_morphism::prelude::*;
 use tokio::time::Instant;
 
 use crate::api::Api;
-use crate::blocks::{self, BUTTON_TEXT_MAX, LABEL_MAX, MODAL_TITLE_MAX, PLACEHOLDER_MAX};
-
-/// The unescaped limit of a prompt's part: two sections of Slack's 3000
-/// characters, with room for what escaping `&`, `<` and `>` adds.
-const MAX_MESSAGE_CHARS: usize = 4000;
+use crate::blocks;
+use crate::limits;
 
 /// The least time between two posts to one conversation (Slack allows about
 /// one message a second per channel, with short bursts).
 pub const POST_INTERVAL: Duration = Duration::from_secs(1);
 
-/// What Slack can show.
+/// What Slack can show: a prompt's part is one section of
+/// [`limits::SECTION_TEXT`], counted in UTF-16 units after escaping
+/// ([`limits::measure`]); buttons and modals with their texts counted the
+/// same way; checkboxes for a multi-select question.
 pub fn capabilities() -> Capabilities {
-    Capabilities::text(MAX_MESSAGE_CHARS)
-        // An actions block holds 25 elements; a button's text 75 characters,
-        // its action_id 255.
-        .with_buttons(ButtonLimits::new(25, BUTTON_TEXT_MAX, 255))
+    Capabilities::text(limits::SECTION_TEXT.max)
+        .with_measure(Measure::new(limits::measure))
+        .with_buttons(
+            ButtonLimits::new(limits::MAX_ACTIONS, limits::BUTTON_TEXT.max, limits::ACTION_ID.max)
+                .counted_in(Unit::Utf16),
+        )
         .with_edits()
         .with_free_text(FreeTextInput::Modal)
         .with_private_notices()
-        // A modal holds 100 blocks; titles 24 characters, labels 2000,
-        // placeholders 150; checkboxes for a multi-select question.
-        .with_forms(FormLimits::new(10, MODAL_TITLE_MAX, LABEL_MAX, PLACEHOLDER_MAX).with_checkboxes())
+        .with_forms(
+            FormLimits::new(
+                limits::MAX_FORM_FIELDS,
+                limits::MODAL_TITLE.max,
+                limits::INPUT_LABEL.max,
+                limits::PLACEHOLDER.max,
+            )
+            .with_checkboxes()
+            .counted_in(Unit::Utf16),
+        )
 }
 
 /// Whether a destination names a person (a Slack user id) rather than a
@@ -199,12 +208,12 @@ impl Channel for SlackChannel {
         .await
     }
 
-    async fn finish(&self, delivery: &Delivery, prompt: &Presentation, summary: &str) -> Result<(), ChannelError> {
+    async fn finish(&self, delivery: &Delivery, prompt: &Presentation, summary: &Summary) -> Result<(), ChannelError> {
         let Some(first) = delivery.messages.first() else {
             return Ok(());
         };
         let blocks = blocks::summary_blocks(part_text(prompt, 0), summary);
-        self.api.update(&update(first, summary, blocks)).await?;
+        self.api.update(&update(first, summary.full(), blocks)).await?;
         // A text prompt's Answer… and Skip sit on its last part: remove them there too.
         if let (Presentation::Text(text), Some(last)) = (prompt, delivery.messages.last())
             && text.actions.is_some()

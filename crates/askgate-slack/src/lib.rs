@@ -12,6 +12,7 @@
 //! | [`http`] | the events and interactivity endpoints in askgate's server, every request's signature checked |
 //! | [`api`] | the Web API methods askgate calls, with Slack's errors and 429 delays kept |
 //! | [`markup`] | escaping text for Slack's mrkdwn |
+//! | [`limits`] | Slack's limits on what askgate sends, in UTF-16 units, and the length Slack counts after escaping |
 //!
 //! The adapter declares what Slack can show and translates; it never
 //! decides how a prompt looks (`askgate_core::render`) or what a reply means
@@ -24,6 +25,7 @@ pub mod channel;
 pub mod config;
 pub mod decode;
 pub mod http;
+pub mod limits;
 pub mod markup;
 pub mod react;
 pub mod runtime;

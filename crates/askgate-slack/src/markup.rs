@@ -45,51 +45,6 @@ pub fn code_block(text: &str) -> String {
     format!("```{escaped}```")
 }
 
-/// `text` escaped, then cut to at most `max` characters without splitting
-/// an entity (an ellipsis marks the cut).
-pub fn escape_within(text: &str, max: usize) -> String {
-    let escaped = escape(text);
-    if escaped.chars().count() <= max {
-        return escaped;
-    }
-    let mut cut: String = escaped.chars().take(max.saturating_sub(1)).collect();
-    if let Some(amp) = cut.rfind('&')
-        && !cut[amp..].contains(';')
-    {
-        cut.truncate(amp);
-    }
-    cut.push('…');
-    cut
-}
-
-/// `text` split into pieces of at most `max` characters, at line breaks
-/// where it can (Slack's section text holds 3000).
-pub fn chunks(text: &str, max: usize) -> Vec<String> {
-    let mut pieces = Vec::new();
-    let mut current = String::new();
-    for line in text.split_inclusive('\n') {
-        if current.chars().count() + line.chars().count() > max && !current.is_empty() {
-            pieces.push(std::mem::take(&mut current));
-        }
-        if line.chars().count() > max {
-            let chars: Vec<char> = line.chars().collect();
-            for piece in chars.chunks(max) {
-                pieces.push(piece.iter().collect());
-            }
-        } else {
-            current.push_str(line);
-        }
-    }
-    if !current.is_empty() || pieces.is_empty() {
-        pieces.push(current);
-    }
-    pieces
-        .into_iter()
-        .map(|piece| piece.trim_end_matches('\n').to_owned())
-        .filter(|piece| !piece.is_empty())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,19 +57,5 @@ mod tests {
         );
         assert_eq!(escape("\"quoted\" it's"), "\"quoted\" it's");
         assert_eq!(escape("*bold* _it_"), "\u{200B}*bold\u{200B}* \u{200B}_it\u{200B}_");
-    }
-
-    #[test]
-    fn a_cut_never_splits_an_entity() {
-        let cut = escape_within("abc<<<", 6);
-        assert_eq!(cut, "abc…");
-        assert_eq!(escape_within("short", 10), "short");
-    }
-
-    #[test]
-    fn long_text_splits_at_lines() {
-        let text = format!("{}\n{}\n{}", "a".repeat(6), "b".repeat(6), "c".repeat(14));
-        assert_eq!(chunks(&text, 10), ["aaaaaa", "bbbbbb", "cccccccccc", "cccc"]);
-        assert_eq!(chunks("one\ntwo", 10), ["one\ntwo"]);
     }
 }

@@ -238,6 +238,7 @@ mod inbound {
     use askgate_testkit::conformance::inbound::{
         self, Features, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient,
     };
+    use askgate_testkit::conformance::{Shown, edges};
     use askgate_testkit::slack::{DeliveryKind, DeliveryStatus, FakeSlack, Input, OpenedView, Person, SeenMessage};
     use async_trait::async_trait;
     use tokio::sync::watch;
@@ -555,6 +556,24 @@ mod inbound {
         fn alerts(&self) -> bool {
             false
         }
+
+        async fn shown(&self, message: &askgate_core::channel::MessageRef) -> Option<Shown> {
+            let seen = self.fake.message_at(&message.conversation, &message.message)?;
+            Some(super::shown(&seen))
+        }
+
+        fn violations(&self) -> Vec<String> {
+            self.fake.violations()
+        }
+    }
+
+    /// Prompts at the contract's edges over Socket Mode: every request valid
+    /// by Slack's Web API spec and Block Kit limits, delivered, answered and
+    /// edited (`conformance::edges`).
+    #[tokio::test]
+    async fn edge_prompts() {
+        let slack = Slack::start(Mode::Socket).await;
+        assert_eq!(edges::run(&slack).await, edges::requests().len());
     }
 
     async fn run(mode: Mode) -> Slack {

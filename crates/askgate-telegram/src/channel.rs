@@ -4,9 +4,10 @@ use std::sync::{Arc, OnceLock};
 
 use askgate_adapter::SendLines;
 use askgate_adapter::deliver::deliver_parts;
+use askgate_adapter::finish::finished;
 use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, Destination, MessageRef, Outgoing};
-use askgate_core::render::{ButtonLimits, FreeTextInput};
-use askgate_core::{Capabilities, Presentation};
+use askgate_core::render::{ButtonLimits, FreeTextInput, Measure};
+use askgate_core::{Capabilities, Presentation, Summary};
 use async_trait::async_trait;
 use teloxide::adaptors::Throttle;
 use teloxide::adaptors::throttle::Limits;
@@ -20,14 +21,8 @@ use teloxide::{ApiError, Bot, RequestError};
 
 use crate::decode::{Decoded, decode};
 use crate::error::channel_error;
+use crate::limits;
 use crate::markup::html;
-
-/// Telegram's `callback_data` limit, in bytes.
-const CALLBACK_DATA_BYTES: usize = 64;
-
-/// Telegram's message limit is 4096 characters after entity parsing; the
-/// margin is for the invisible characters that defuse `@mentions`.
-const MAX_MESSAGE_CHARS: usize = 4000;
 
 /// Telegram's published limits for sending (Bots FAQ, "My bot is hitting
 /// limits"): about 30 messages a second overall, one a second in a chat, 20 a
@@ -43,12 +38,18 @@ const SEND_LIMITS: Limits = Limits {
     messages_per_min_channel_or_supergroup: 20,
 };
 
-/// What Telegram can show: inline keyboards (one option a row, then Other…
-/// and Skip: far below Telegram's 100 buttons), edits, a force-reply for
-/// Other…, callback alerts; typed replies arrive; no forms.
+/// What Telegram can show: messages of [`limits::MESSAGE_TEXT`] counted
+/// after parsing ([`limits::measure`]), inline keyboards (one option a row,
+/// then Other… and Skip: far below Telegram's 100 buttons), edits, a
+/// force-reply for Other…, callback alerts; typed replies arrive; no forms.
 pub fn capabilities() -> Capabilities {
-    Capabilities::text(MAX_MESSAGE_CHARS)
-        .with_buttons(ButtonLimits::new(100, 64, CALLBACK_DATA_BYTES))
+    Capabilities::text(limits::MESSAGE_TEXT.max)
+        .with_measure(Measure::new(limits::measure))
+        .with_buttons(ButtonLimits::new(
+            100,
+            limits::BUTTON_TEXT.max,
+            limits::CALLBACK_DATA.max,
+        ))
         .with_edits()
         .with_free_text(FreeTextInput::ForceReply)
         .with_private_notices()
@@ -209,6 +210,25 @@ fn message_id(message: &MessageRef) -> Result<(Recipient, MessageId), ChannelErr
     Ok((recipient(&message.conversation)?, MessageId(id)))
 }
 
+/// The finished message's HTML: the prompt's text, then the summary in
+/// bold, within [`limits::MESSAGE_TEXT`] after parsing (the line break
+/// between them counts; tags do not).
+fn finished_html(text: &str, summary: &Summary) -> String {
+    const GAP: &str = "\n\n";
+    let laid = finished(
+        text,
+        summary,
+        limits::MESSAGE_TEXT.max,
+        GAP.chars().count(),
+        limits::measure,
+    );
+    if laid.text.is_empty() {
+        format!("<b>{}</b>", html(&laid.summary))
+    } else {
+        format!("{}{GAP}<b>{}</b>", html(&laid.text), html(&laid.summary))
+    }
+}
+
 /// One option a row, then Other… and Skip side by side.
 fn keyboard(prompt: &askgate_core::render::ButtonPrompt) -> InlineKeyboardMarkup {
     let mut rows: Vec<Vec<InlineKeyboardButton>> = prompt
@@ -255,13 +275,19 @@ impl Channel for TelegramChannel {
     async fn deliver(&self, outgoing: &Outgoing<'_>) -> Result<Delivery, DeliveryError> {
         deliver_parts(outgoing, |index| async move {
             match outgoing.prompt {
+                // Within the limit already: core measured it ([`limits::measure`]).
                 Presentation::Buttons(buttons) => {
-                    self.send(outgoing.to, &html(&buttons.text), Some(keyboard(buttons)), None)
-                        .await
+                    self.send(
+                        outgoing.to,
+                        &limits::message_html(&buttons.text),
+                        Some(keyboard(buttons)),
+                        None,
+                    )
+                    .await
                 }
                 Presentation::Text(text) => {
                     let part = text.parts.get(index).map_or("", String::as_str);
-                    self.send(outgoing.to, &html(part), None, None).await
+                    self.send(outgoing.to, &limits::message_html(part), None, None).await
                 }
                 other => Err(ChannelError::Rejected {
                     reason: format!("this adapter cannot show {other:?}"),
@@ -271,12 +297,12 @@ impl Channel for TelegramChannel {
         .await
     }
 
-    async fn finish(&self, delivery: &Delivery, prompt: &Presentation, summary: &str) -> Result<(), ChannelError> {
+    async fn finish(&self, delivery: &Delivery, prompt: &Presentation, summary: &Summary) -> Result<(), ChannelError> {
         let Some(first) = delivery.messages.first() else {
             return Ok(());
         };
         let (chat, message) = message_id(first)?;
-        let text = format!("{}\n\n<b>{}</b>", html(first_text(prompt)), html(summary));
+        let text = finished_html(first_text(prompt), summary);
         // Without reply_markup the edit removes the keyboard.
         match self
             .bot

@@ -10,6 +10,7 @@
 //! | [`polling`] | long polling with the update offset saved only after each update's effect is stored |
 //! | [`webhook`] | the webhook route in askgate's own HTTP server, its secret checked on every request, and `setWebhook` |
 //! | [`markup`] | escaping agent text for Telegram HTML, and defusing `@mentions` |
+//! | [`limits`] | Telegram's limits on what askgate sends, each in Telegram's unit, and the length Telegram counts after parsing |
 //! | [`error`] | Telegram errors → [`askgate_core::ChannelError`], with the token never in a message |
 //!
 //! The adapter declares what Telegram can show and translates; it never
@@ -23,6 +24,7 @@ pub mod channel;
 pub mod config;
 pub mod decode;
 pub mod error;
+pub mod limits;
 pub mod markup;
 pub mod polling;
 pub mod react;

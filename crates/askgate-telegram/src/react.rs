@@ -11,7 +11,9 @@
 use std::sync::Arc;
 
 use askgate_adapter::{Inbound, Introduction};
+use askgate_core::Limit;
 use askgate_core::channel::{InboundEvent, InboundSink, Reaction};
+use askgate_core::chrome::MAX_NAME_CHARS;
 use async_trait::async_trait;
 use teloxide::RequestError;
 use teloxide::payloads::{AnswerCallbackQuerySetters as _, SendMessageSetters as _};
@@ -21,6 +23,7 @@ use tracing::warn;
 
 use crate::TelegramChannel;
 use crate::decode::{Ack, Decoded, reference};
+use crate::limits;
 use crate::markup::html;
 
 #[async_trait]
@@ -60,7 +63,11 @@ pub async fn react(channel: &TelegramChannel, sink: &Arc<dyn InboundSink>, ack: 
     if let Ack::Callback { id, .. } = &ack {
         let mut answer = channel.bot().answer_callback_query(id.clone());
         if let Reaction::Notice { text, alert } = &reaction {
-            answer = answer.text(text.clone()).show_alert(*alert);
+            // A notice names people (whom a question is for): cut to what
+            // Telegram takes. Callback answers are plain text, not parsed.
+            answer = answer
+                .text(limits::CALLBACK_ANSWER_TEXT.ellipsize(text))
+                .show_alert(*alert);
         }
         if let Err(error) = answer.await {
             warn!(channel = channel_name(channel), %error, "could not answer a tap");
@@ -106,21 +113,26 @@ async fn send(
             let (user_id, name) = user;
             let text = format!(
                 "<a href=\"tg://user?id={user_id}\">{}</a>, {}:",
-                html(name),
+                html(&Limit::code_points(MAX_NAME_CHARS).ellipsize(name)),
                 html(&title)
             );
+            let placeholder = limits::INPUT_FIELD_PLACEHOLDER.ellipsize(&placeholder);
             let sent = bot
                 .send_message(*chat, text)
                 .parse_mode(ParseMode::Html)
                 .reply_parameters(ReplyParameters::new(*message).allow_sending_without_reply())
-                .reply_markup(ForceReply::new().selective().input_field_placeholder(Some(placeholder)))
+                .reply_markup(
+                    ForceReply::new()
+                        .selective()
+                        .input_field_placeholder((!placeholder.is_empty()).then_some(placeholder)),
+                )
                 .await?;
             sink.attach(channel_name(channel), &question, reference(sent.chat.id, sent.id))
                 .await;
             Ok(())
         }
         (Ack::Callback { chat, .. }, Reaction::Reply { text }) => bot
-            .send_message(*chat, html(&text))
+            .send_message(*chat, limits::message_html(&text))
             .parse_mode(ParseMode::Html)
             .await
             .map(drop),
@@ -138,7 +150,7 @@ async fn send(
             .await
             .map(drop),
         (Ack::Message { chat, message }, Reaction::Notice { text, .. } | Reaction::Reply { text }) => bot
-            .send_message(*chat, html(&text))
+            .send_message(*chat, limits::message_html(&text))
             .parse_mode(ParseMode::Html)
             .reply_parameters(ReplyParameters::new(*message).allow_sending_without_reply())
             .await

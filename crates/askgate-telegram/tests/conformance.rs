@@ -16,6 +16,36 @@ struct Telegram {
     channel: TelegramChannel,
 }
 
+/// A message as the fake Telegram shows it.
+fn shown_on(fake: &FakeTelegram, conversation: &str, message: &str) -> Shown {
+    let stored = fake
+        .stored_message(conversation.parse().unwrap(), message.parse().unwrap())
+        .expect("the fake has the message");
+    let buttons = stored["reply_markup"]["inline_keyboard"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|row| row.as_array().cloned().unwrap_or_default())
+        .map(|button| {
+            (
+                button["text"].as_str().unwrap().to_owned(),
+                button["callback_data"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let mentions = stored["entities"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|entity| matches!(entity["type"].as_str(), Some("mention" | "text_mention")))
+        .count();
+    Shown {
+        text: stored["text"].as_str().unwrap_or_default().to_owned(),
+        buttons,
+        mentions,
+    }
+}
+
 #[async_trait]
 impl PlatformUnderTest for Telegram {
     fn channel(&self) -> &dyn Channel {
@@ -30,33 +60,7 @@ impl PlatformUnderTest for Telegram {
     }
 
     async fn shown(&self, conversation: &str, message: &str) -> Shown {
-        let stored = self
-            .fake
-            .stored_message(conversation.parse().unwrap(), message.parse().unwrap())
-            .expect("the fake has the message");
-        let buttons = stored["reply_markup"]["inline_keyboard"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .flat_map(|row| row.as_array().cloned().unwrap_or_default())
-            .map(|button| {
-                (
-                    button["text"].as_str().unwrap().to_owned(),
-                    button["callback_data"].as_str().unwrap().to_owned(),
-                )
-            })
-            .collect();
-        let mentions = stored["entities"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|entity| matches!(entity["type"].as_str(), Some("mention" | "text_mention")))
-            .count();
-        Shown {
-            text: stored["text"].as_str().unwrap_or_default().to_owned(),
-            buttons,
-            mentions,
-        }
+        shown_on(&self.fake, conversation, message)
     }
 
     fn refuse_next_send(&self) {
@@ -87,6 +91,7 @@ mod inbound {
     use askgate_testkit::conformance::inbound::{
         self, Features, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient,
     };
+    use askgate_testkit::conformance::{Shown, edges};
     use askgate_testkit::telegram::{Call, FakeTelegram, TgChat, TgUser};
     use async_trait::async_trait;
     use serde_json::{Value, json};
@@ -274,6 +279,14 @@ mod inbound {
 
     #[async_trait]
     impl PersonPlatform for Telegram {
+        async fn shown(&self, message: &MessageRef) -> Option<Shown> {
+            Some(super::shown_on(&self.fake, &message.conversation, &message.message))
+        }
+
+        fn violations(&self) -> Vec<String> {
+            self.fake.violations()
+        }
+
         async fn write_privately(&self, who: Who, text: &str) -> Seen {
             let chat = TgChat::private(user(who).id);
             let said = self.fake.message(&user(who), &chat, text, None, None);
@@ -400,6 +413,14 @@ mod inbound {
                 .expect("Other… sent a force-reply to answer");
             self.send(who, question, text, force).await
         }
+    }
+
+    /// Prompts at the contract's edges: every request valid by the Bot API's
+    /// published spec, delivered, answered and edited (`conformance::edges`).
+    #[tokio::test]
+    async fn edge_prompts() {
+        let telegram = Telegram::start(Mode::Polling).await;
+        assert_eq!(edges::run(&telegram).await, edges::requests().len());
     }
 
     #[tokio::test]

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, Destination, MessageRef, Outgoing};
 use askgate_core::render::{ButtonLimits, FormLimits, FreeTextInput};
-use askgate_core::{Capabilities, Presentation};
+use askgate_core::{Capabilities, Presentation, Summary};
 use async_trait::async_trait;
 use tokio::sync::Notify;
 
@@ -270,13 +270,13 @@ impl Channel for FakeChannel {
         Ok(delivery)
     }
 
-    async fn finish(&self, delivery: &Delivery, _prompt: &Presentation, summary: &str) -> Result<(), ChannelError> {
+    async fn finish(&self, delivery: &Delivery, _prompt: &Presentation, summary: &Summary) -> Result<(), ChannelError> {
         if let Some(error) = lock(&self.state.finish_failures).pop_front() {
             return Err(error);
         }
         self.record(Call::Finish {
             delivery: delivery.clone(),
-            summary: summary.to_owned(),
+            summary: summary.full().to_owned(),
         });
         Ok(())
     }

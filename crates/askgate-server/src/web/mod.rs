@@ -22,7 +22,7 @@ use std::convert::Infallible;
 
 use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, Outgoing, UserRef};
 use askgate_core::render::{ButtonLimits, FreeTextInput};
-use askgate_core::{Capabilities, Presentation, QuestionId};
+use askgate_core::{Capabilities, Presentation, QuestionId, Summary};
 use askgate_engine::{DirectAnswer, DirectItem, Submitted, summary_of};
 use askgate_store::QuestionRecord;
 use async_trait::async_trait;
@@ -108,7 +108,12 @@ impl Channel for WebChannel {
         Ok(Delivery::in_place(outgoing.question, outgoing.to))
     }
 
-    async fn finish(&self, _delivery: &Delivery, _prompt: &Presentation, _summary: &str) -> Result<(), ChannelError> {
+    async fn finish(
+        &self,
+        _delivery: &Delivery,
+        _prompt: &Presentation,
+        _summary: &Summary,
+    ) -> Result<(), ChannelError> {
         // The page shows an ended question's summary from the store.
         Ok(())
     }

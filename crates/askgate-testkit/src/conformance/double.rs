@@ -22,13 +22,14 @@ use askgate_core::channel::{
     MessageRef, Outgoing, Reaction, UserRef,
 };
 use askgate_core::form::FormValue;
-use askgate_core::{Capabilities, Presentation};
+use askgate_core::{Capabilities, Presentation, Summary};
 use askgate_engine::{Engine, Recipient};
 use askgate_store::QuestionRecord;
 use async_trait::async_trait;
 use tokio::sync::watch;
 
 use super::inbound::{Features, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient};
+use super::outbound::Shown;
 use crate::FakeChannel;
 
 /// The channel's configured name.
@@ -247,7 +248,7 @@ impl Channel for TestDouble {
         self.shared.channel.deliver(outgoing).await
     }
 
-    async fn finish(&self, delivery: &Delivery, prompt: &Presentation, summary: &str) -> Result<(), ChannelError> {
+    async fn finish(&self, delivery: &Delivery, prompt: &Presentation, summary: &Summary) -> Result<(), ChannelError> {
         self.shared.channel.finish(delivery, prompt, summary).await
     }
 }
@@ -429,5 +430,15 @@ impl PersonPlatform for TestDouble {
 
     fn deferrals(&self) -> Option<usize> {
         self.shared.settings.first_response_within.map(|_| self.deferred())
+    }
+
+    /// The double keeps no platform messages to read back.
+    async fn shown(&self, _message: &MessageRef) -> Option<Shown> {
+        None
+    }
+
+    /// The double is no platform: no published spec to break.
+    fn violations(&self) -> Vec<String> {
+        Vec::new()
     }
 }

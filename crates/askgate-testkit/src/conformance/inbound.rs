@@ -26,6 +26,8 @@ use askgate_engine::{Clock, Engine, EngineError, NewQuestion, NoObserver, Recipi
 use askgate_store::{QuestionRecord, QuestionStatus, SqliteStore};
 use async_trait::async_trait;
 use serde_json::{Value, json};
+
+use super::outbound::Shown;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -195,6 +197,17 @@ pub trait PersonPlatform: Send + Sync {
     fn alerts(&self) -> bool {
         true
     }
+
+    /// The message `message` as the platform shows it now; `None` where the
+    /// platform shows no message of its own to read back (askgate's page,
+    /// which the browser suite reads).
+    async fn shown(&self, message: &MessageRef) -> Option<Shown>;
+
+    /// Every request the fake platform refused as invalid by the platform's
+    /// own published spec since it started (`askgate-testkit/spec`), each
+    /// described: a request the real platform would refuse is a defect even
+    /// where askgate went on without it (a notice that never showed).
+    fn violations(&self) -> Vec<String>;
 }
 
 fn unsupported(what: &str) -> ! {
@@ -385,8 +398,17 @@ impl<'a> Person<'a> {
     /// platform's channel and recipients, started, its timers running, and
     /// the platform's inbound side connected to it through a [`Sink`].
     pub async fn start(platform: &'a dyn PersonPlatform) -> Self {
+        Self::start_with(platform, |recipients| recipients).await
+    }
+
+    /// [`Person::start`], with the platform's recipients changed by `change`
+    /// first (the edge suite gives them names of 200 characters).
+    pub async fn start_with(
+        platform: &'a dyn PersonPlatform,
+        change: impl FnOnce(Vec<Recipient>) -> Vec<Recipient>,
+    ) -> Self {
         let features = platform.features();
-        let recipients = platform.recipients();
+        let recipients = change(platform.recipients());
         let named = |name: &str| recipients.iter().find(|r| r.name == name).cloned();
         let person = named(PERSON).unwrap_or_else(|| panic!("the platform MUST configure the recipient \"{PERSON}\""));
         assert!(
@@ -467,6 +489,12 @@ impl<'a> Person<'a> {
     /// An agent asks `to` this request (in a session of its own) and waits
     /// for the result; returns once the question is delivered.
     pub async fn ask(&self, to: &str, request: &str) -> Asked {
+        self.ask_within(to, request, PATIENCE).await
+    }
+
+    /// [`Person::ask`], waiting at most `within` for the delivery (a
+    /// platform's pacing delays a long run of large prompts to one person).
+    pub async fn ask_within(&self, to: &str, request: &str, within: Duration) -> Asked {
         let request = askgate_core::validate_json(request)
             .unwrap_or_else(|errors| panic!("the suite's request is invalid: {errors}"));
         let session = self.sessions.fetch_add(1, Ordering::SeqCst);
@@ -486,7 +514,7 @@ impl<'a> Person<'a> {
         let engine = self.engine.clone();
         let id = record.id.clone();
         let agent = tokio::spawn(async move { engine.wait(&id, AGENT_WAIT).await });
-        let delivered = tokio::time::timeout(PATIENCE, async {
+        let delivered = tokio::time::timeout(within, async {
             loop {
                 let current = self.current(&record.id).await;
                 if current.delivery().is_some_and(|d| d.complete && !d.messages.is_empty()) {
@@ -501,7 +529,7 @@ impl<'a> Person<'a> {
             }
         })
         .await
-        .unwrap_or_else(|_| panic!("the question was not delivered within {PATIENCE:?}"));
+        .unwrap_or_else(|_| panic!("the question was not delivered within {within:?}"));
         Asked {
             record: delivered,
             agent,
@@ -532,7 +560,7 @@ impl<'a> Person<'a> {
     }
 
     /// The display name the engine knows `recipient` by.
-    fn display_name(&self, recipient: &str) -> String {
+    pub(crate) fn display_name(&self, recipient: &str) -> String {
         let Some(known) = self.engine.recipient(recipient) else {
             panic!("no recipient \"{recipient}\"");
         };
@@ -552,7 +580,7 @@ fn notice(text: &str, alert: bool) -> Seen {
     }
 }
 
-fn answered(answers: &Value) -> Value {
+pub(crate) fn answered(answers: &Value) -> Value {
     json!({"status": "answered", "answers": {"answers": answers}})
 }
 

@@ -5,7 +5,7 @@
 
 use askgate_core::channel::{Channel, ChannelError, Delivery, Destination, Outgoing};
 use askgate_core::render::TextPrompt;
-use askgate_core::{AskRequest, Locale, Presentation, QuestionId, render, validate_json};
+use askgate_core::{AskRequest, Locale, Presentation, QuestionId, Summary, render, validate_json};
 use async_trait::async_trait;
 
 /// A message as the platform shows it, read back from the fake.
@@ -154,7 +154,7 @@ pub async fn finishing_keeps_the_text_adds_the_summary_and_removes_the_buttons(p
     for attempt in ["first", "repeated"] {
         platform
             .channel()
-            .finish(&delivery, &presentation, summary)
+            .finish(&delivery, &presentation, &Summary::new(summary))
             .await
             .unwrap_or_else(|error| panic!("finishing ({attempt}) MUST succeed: {error}"));
     }
