@@ -1,13 +1,15 @@
 //! The text of a message as Telegram stores it: parsed for its
-//! `parse_mode` (or with the `entities` sent), trimmed, checked for length,
+//! `parse_mode` (or with the `entities` sent), trimmed, checked for the
+//! length the Bot API description gives it after parsing,
 //! with the `mention` entities Telegram finds, all offsets in UTF-16 code
 //! units as the Bot API counts them.
 
 use serde_json::{Map, Value};
 
-use super::MAX_MESSAGE_CHARS;
 use super::html;
 use super::server::{ApiError, object, string};
+use super::spec::api;
+use super::validate::too_long_after_parsing;
 
 /// A message entity, with UTF-16 offsets as the Bot API counts them.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,27 +67,34 @@ pub(crate) fn utf16_len(text: &str) -> usize {
     text.chars().map(char::len_utf16).sum()
 }
 
-/// The text of a bot's message as Telegram stores it: parsed for its
-/// `parse_mode` (or with its `entities`), trimmed, with mentions found.
-pub(crate) fn format_text(text: &str, params: &Value) -> Result<(String, Vec<Entity>), ApiError> {
+/// The `text` of a bot's message (`sendMessage`, `editMessageText`) as
+/// Telegram stores it: parsed for its `parse_mode` (or with its `entities`),
+/// trimmed, with mentions found, and within the length the Bot API
+/// description gives the method's `text` after entity parsing.
+pub(crate) fn format_text(method: &str, params: &Value) -> Result<(String, Vec<Entity>), ApiError> {
+    // Present and not empty: `validate.rs` has checked it.
+    let text = string(params, "text").unwrap_or_default();
     let parse_mode = string(params, "parse_mode").unwrap_or_default().to_ascii_lowercase();
     let (text, entities) = match parse_mode.as_str() {
         "" => {
             let given = object(params, "entities").unwrap_or_default();
             let given = given.as_array().map_or(&[][..], Vec::as_slice);
-            (text.to_owned(), given.iter().filter_map(Entity::from_json).collect())
+            (text, given.iter().filter_map(Entity::from_json).collect())
         }
-        "html" => html::parse(text)
-            .map_err(|error| ApiError::bad_request(format!("Bad Request: can't parse entities: {error}")))?,
-        "markdownv2" | "markdown" => (text.to_owned(), Vec::new()),
-        _ => return Err(ApiError::bad_request("Bad Request: unsupported parse_mode")),
+        "html" => html::parse(&text)
+            .map_err(|error| ApiError::invalid(format!("Bad Request: can't parse entities: {error}")))?,
+        "markdownv2" | "markdown" => (text, Vec::new()),
+        _ => return Err(ApiError::invalid("Bad Request: unsupported parse_mode")),
     };
     let (text, entities) = finish_text(&text, entities);
+    // `TDLib` refuses a text that is nothing but markup and white space.
     if text.is_empty() {
-        return Err(ApiError::bad_request("Bad Request: message text is empty"));
+        return Err(ApiError::invalid("Bad Request: text must be non-empty"));
     }
-    if text.chars().count() > MAX_MESSAGE_CHARS {
-        return Err(ApiError::bad_request("Bad Request: message is too long"));
+    if let Some(limit) = api().parsed_length(method, "text")
+        && limit.unit.measure(&text) > limit.max
+    {
+        return Err(ApiError::invalid(too_long_after_parsing(method)));
     }
     Ok((text, entities))
 }

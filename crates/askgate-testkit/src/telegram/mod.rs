@@ -18,10 +18,40 @@
 //! Methods: `getMe`, `getUpdates` (long polling), `getWebhookInfo`,
 //! `setWebhook`, `deleteWebhook`, `sendMessage`, `editMessageText`,
 //! `editMessageReplyMarkup`, `answerCallbackQuery`, `deleteMessage`,
-//! `sendChatAction`, `setMyCommands`, `deleteMyCommands`.
+//! `sendChatAction`, `setMyCommands`, `deleteMyCommands`. Another method of
+//! the Bot API is checked like these, then answered `404 Not Found`.
 //!
 //! # How closely it follows Telegram
 //!
+//! - Every request is checked against the Bot API's own description,
+//!   vendored in `spec/telegram/api.json` (Bot API 10.1, from
+//!   `PaulSonOfLars/telegram-bot-api-spec`; see `spec/telegram/README.md`)
+//!   before any method sees it: the method exists (else `404 Not Found`),
+//!   required parameters are present, none is unknown, every value has one
+//!   of its documented types, down through nested objects
+//!   (`InlineKeyboardMarkup`, `InlineKeyboardButton`, `ReplyParameters`,
+//!   `LinkPreviewOptions`, `ForceReply`, `BotCommand`, …), `Array of X`,
+//!   unions (`Integer or String`) and abstract types (`BotCommandScope`),
+//!   and every length and item count the descriptions state, read from
+//!   their prose: `answerCallbackQuery.text` 0–200 characters,
+//!   `input_field_placeholder` 1–64 characters, `callback_data` 1–64 bytes,
+//!   `BotCommand` 1–32 and 1–256 characters, `setWebhook.secret_token` 1–256
+//!   characters, at most 100 commands, and a message's `text` 1–4096
+//!   characters after entity parsing. Characters are Unicode code points, as
+//!   Telegram counts them. An inline button needs exactly one action.
+//!   Violations are `400 Bad Request: …` in Telegram's words where they are
+//!   known (`chat_id is empty`, `message text is empty`, `text must be
+//!   non-empty`, `message is too long`, `MESSAGE_TOO_LONG` for an edit and
+//!   a callback answer, `BUTTON_DATA_INVALID`, `can't parse inline keyboard
+//!   button: …`, `secret token is too long`) and in the Bot API server's
+//!   style elsewhere (`parameter "x" is required`, `field "x" must be of
+//!   type Boolean`, `field "x" must be 1-64 characters long, not 65`).
+//!   Stricter than Telegram, on purpose: an unknown parameter or field is
+//!   refused (`unknown parameter "x"`; Telegram ignores it), and so is a
+//!   top-level value of the wrong type (Telegram reads it as 0 or empty).
+//!   Added to the description: at most 100 inline buttons (`reply markup is
+//!   too long`). Every such refusal is kept, described, for
+//!   [`FakeTelegram::violations`].
 //! - `getUpdates` returns the queued updates from `offset` on and forgets
 //!   those below it (a negative offset keeps only the last `-offset`), waits
 //!   up to `timeout` seconds but wakes as soon as an update is injected,
@@ -37,9 +67,6 @@
 //!   (UTF-16 offsets), including the `mention` entities Telegram finds for
 //!   `@username` in plain text. `MarkdownV2` and `Markdown` are accepted but
 //!   not parsed (the text is stored as sent).
-//! - Text over 4096 characters after parsing is `message is too long`, empty
-//!   text is `message text is empty`; inline keyboard buttons must carry an
-//!   action, and `callback_data` must be 1–64 bytes (`BUTTON_DATA_INVALID`).
 //! - A sent message is a full `Message`: a `message_id` counted per chat, the
 //!   bot as `from`, `chat`, `date`, `text`, `entities`, an inline keyboard as
 //!   `reply_markup` (a `force_reply` or reply keyboard is not echoed, as on
@@ -101,8 +128,9 @@
 //! [`FakeTelegram::webhook_deliveries`] lists every attempt;
 //! [`FakeTelegram::wait_for_delivery`] waits until an update is acknowledged.
 //!
-//! [`telegram_payload`] gives real `Update` samples, as the Bot API
-//! documentation shows them, for decoding tests.
+//! [`telegram_payload`] gives `Update` samples shaped as Telegram sends them,
+//! for decoding tests (the samples Telegram documents, and ones captured
+//! from it, are in `askgate-telegram`'s `tests/samples/`).
 //!
 //! # Where things are
 //!
@@ -112,13 +140,16 @@
 //!   [`TgChat`], [`Webhook`], [`WebhookDelivery`], [`WaitTimeout`]).
 //! - `server.rs`: the HTTP side: paths, the token, parameters, the error
 //!   envelope, and the server's lifetime.
+//! - `spec.rs`: the vendored Bot API description, and the limits its prose
+//!   states; `validate.rs`: every request checked against it, and the
+//!   refusal worded as Telegram words it.
 //! - `methods.rs`: the Bot API methods.
 //! - `state.rs`: what the fake knows (updates, chats, messages), and what a
 //!   person's actions add to it.
 //! - `entities.rs` and `html.rs`: the text of a message as Telegram stores it,
 //!   and the HTML parse mode.
 //! - `webhook.rs`: webhook delivery.
-//! - `payloads.rs`: the real `Update` samples.
+//! - `payloads.rs`: the `Update` samples.
 //!
 //! What is not Telegram's (serving on a loopback port, dropping connections,
 //! recording, queued failures, waits, pushes until acknowledged) is in
@@ -137,8 +168,10 @@ mod html;
 mod methods;
 mod payloads;
 mod server;
+mod spec;
 mod state;
 mod types;
+mod validate;
 mod webhook;
 
 use entities::{plain_text, set_text};
@@ -158,10 +191,6 @@ pub const BOT_FIRST_NAME: &str = "askgate";
 /// What Telegram answers (with 400) to an edit that changes nothing.
 pub const MESSAGE_NOT_MODIFIED: &str = "Bad Request: message is not modified: specified new message content and \
      reply markup are exactly the same as a current content and reply markup of the message";
-/// Longest message text, in characters after entity parsing.
-pub const MAX_MESSAGE_CHARS: usize = 4096;
-/// Longest `callback_data`, in bytes.
-pub const MAX_CALLBACK_DATA_BYTES: usize = 64;
 
 /// How long a webhook delivery waits for an answer before it counts as failed.
 pub const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -224,6 +253,17 @@ impl FakeTelegram {
     /// Every call so far, in order.
     pub fn calls(&self) -> Vec<Call> {
         self.state().requests.calls().to_vec()
+    }
+
+    /// Every request refused so far as invalid whatever the state: by the
+    /// vendored Bot API description, by a limit Telegram adds to it (more
+    /// than 100 inline buttons), or by its text (`parse_mode` markup that
+    /// does not parse, a text too long or empty after parsing). Each is the
+    /// description Telegram answered, the method and its parameters (cut).
+    /// A request the real Telegram refuses is a defect even where askgate
+    /// carried on without it.
+    pub fn violations(&self) -> Vec<String> {
+        self.state().violations.clone()
     }
 
     /// The calls of one method so far (matched case-insensitively).

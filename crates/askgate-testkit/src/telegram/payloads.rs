@@ -1,7 +1,9 @@
-//! Real `Update` samples, as the Bot API documentation shows them, for
+//! `Update` samples shaped as Telegram sends them (written for askgate; the
+//! samples Telegram documents, and ones captured from it, are in
+//! `askgate-telegram`'s `tests/samples/`), for
 //! decoding tests: the JSON files in `tests/payloads/telegram/`.
 
-/// Real `Update` samples as the Bot API documentation shows them, by name:
+/// `Update` samples shaped as Telegram sends them, by name:
 /// `callback_query`, `callback_query_inaccessible`, `message_private`,
 /// `message_group_reply`, `message_supergroup_reply`, `edited_message`,
 /// `sticker`, `forum_topic_message`, `message_reaction` (a kind askgate does

@@ -1,8 +1,9 @@
 //! The HTTP side of the fake: `/bot{token}/{method}` with the token checked
 //! and the method matched case-insensitively, parameters from the query
 //! string and a JSON, form-urlencoded or multipart body, queued failures
-//! applied, answers and errors in Telegram's envelope; and the server's
-//! lifetime.
+//! applied, every request checked against the vendored Bot API description
+//! before a method answers, answers and errors in Telegram's envelope; and
+//! the server's lifetime.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -14,8 +15,9 @@ use axum::{Json, Router};
 use serde_json::{Map, Value, json};
 use tokio::task::JoinHandle;
 
-use super::methods::METHODS;
+use super::spec::api;
 use super::state::Shared;
+use super::validate;
 use super::webhook::deliver_webhooks;
 use super::{Call, Failure, TOKEN, WEBHOOK_TIMEOUT};
 use crate::fake::{self, Connection, Fault, Loopback, push_client};
@@ -81,12 +83,10 @@ async fn handle(AxumState(shared): AxumState<Arc<Shared>>, request: Request) -> 
     }
     let body = axum::body::to_bytes(body, MAX_BODY_BYTES).await.unwrap_or_default();
     let params = parse_params(parts.uri.query(), &parts.headers, &body);
-    let canonical = METHODS
-        .iter()
-        .copied()
-        .find(|known| known.eq_ignore_ascii_case(&method));
-    let name = canonical.map_or_else(|| lower_first(&method), str::to_owned);
+    let spec = api().method(&method);
+    let name = spec.map_or_else(|| lower_first(&method), |spec| spec.name.clone());
     let recorded = params.as_ref().map_or(Value::Null, Clone::clone);
+    let request = format!("{name} {}", brief(&recorded));
     let failure = shared.record(
         Call {
             method: name,
@@ -95,17 +95,40 @@ async fn handle(AxumState(shared): AxumState<Arc<Shared>>, request: Request) -> 
         &method,
     );
     fake::answer(failure.map(fault), connection.as_ref(), async {
-        let answer = match (params, canonical) {
+        let answer = match (params, spec) {
             (Err(error), _) => Err(error),
-            (Ok(_), None) => Err(ApiError::not_found()),
-            (Ok(params), Some(method)) => shared.call(method, &params).await,
+            // Not a method of the Bot API at all.
+            (Ok(_), None) => Err(ApiError {
+                invalid: true,
+                ..ApiError::not_found()
+            }),
+            (Ok(params), Some(spec)) => match validate::check(spec, &params) {
+                Err(violation) => Err(ApiError::invalid(violation.description())),
+                Ok(()) => shared.call(&spec.name, &params).await,
+            },
         };
+        if let Err(error) = &answer
+            && error.invalid
+        {
+            let refusal = format!("{}: {request}", error.description);
+            shared.state.lock().violations.push(refusal);
+        }
         match answer {
             Ok(result) => Json(json!({ "ok": true, "result": result })).into_response(),
             Err(error) => error.into_response(),
         }
     })
     .await
+}
+
+/// A request's parameters for a report, cut to a readable length.
+fn brief(params: &Value) -> String {
+    const MOST: usize = 300;
+    let text = params.to_string();
+    match text.char_indices().nth(MOST) {
+        Some((end, _)) => format!("{}… ({} characters)", &text[..end], text.chars().count()),
+        None => text,
+    }
 }
 
 /// What a queued failure does to the call it is used on.
@@ -142,6 +165,9 @@ pub(crate) struct ApiError {
     code: u16,
     description: String,
     retry_after: Option<u32>,
+    /// A refusal of the request itself (Telegram would refuse it whatever
+    /// the state), kept for [`FakeTelegram::violations`](super::FakeTelegram::violations).
+    invalid: bool,
 }
 
 impl ApiError {
@@ -151,6 +177,16 @@ impl ApiError {
             code: status.as_u16(),
             description: description.into(),
             retry_after: None,
+            invalid: false,
+        }
+    }
+
+    /// `400` for a request that breaks the Bot API's description or a limit
+    /// Telegram adds to it.
+    pub(crate) fn invalid(description: impl Into<String>) -> Self {
+        Self {
+            invalid: true,
+            ..Self::bad_request(description)
         }
     }
 
@@ -271,7 +307,7 @@ fn parse_params(query: Option<&str>, headers: &HeaderMap, body: &[u8]) -> Result
     } else {
         match serde_json::from_slice::<Value>(body) {
             Ok(Value::Object(fields)) => params.extend(fields),
-            _ => return Err(ApiError::bad_request("Bad Request: can't parse JSON object")),
+            _ => return Err(ApiError::invalid("Bad Request: can't parse JSON object")),
         }
     }
     Ok(Value::Object(params))

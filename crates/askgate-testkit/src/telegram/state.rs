@@ -61,6 +61,8 @@ pub(crate) struct State {
     pub(crate) send_times: HashMap<i64, Vec<Instant>>,
     pub(crate) callbacks: HashMap<String, bool>,
     pub(crate) next_callback: u64,
+    /// Each request refused as invalid, described.
+    pub(crate) violations: Vec<String>,
     pub(crate) closed: bool,
 }
 
@@ -84,6 +86,7 @@ impl Default for State {
             send_times: HashMap::new(),
             callbacks: HashMap::new(),
             next_callback: 0,
+            violations: Vec::new(),
             closed: false,
         }
     }
