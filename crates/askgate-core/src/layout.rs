@@ -154,8 +154,11 @@ impl Summary {
             let note = locale.chrome().answers_shortened();
             for max in SHORTENED_FREE_TEXT.into_iter().filter(|max| *max < longest) {
                 let cut = |text: &str| Limit::code_points(max).ellipsize(text);
-                let text = summary_with(request, ending, locale, &cut);
-                forms.push(format!("{text}\n{note}"));
+                let form = format!("{}\n{note}", summary_with(request, ending, locale, &cut));
+                // Each form is shorter than the one before, or it is no use.
+                if forms.last().is_some_and(|last| char_len(&form) < char_len(last)) {
+                    forms.push(form);
+                }
             }
         }
         Self { forms }

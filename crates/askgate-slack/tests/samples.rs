@@ -131,29 +131,7 @@ fn view_submission_is_the_form_s_fields_where_the_modal_was_opened() {
     assert_eq!(ack.thread_ts.as_deref(), Some("1700000000.000100"));
 }
 
-#[test]
-fn an_event_callback_with_a_message_is_a_typed_reply() {
-    // https://docs.slack.dev/reference/events/message.im
-    let (event, ack) = event(events_api(sample("message_im"))).expect("a message");
-    assert_eq!(event.event_id, "Ev0PV52K21");
-    assert_eq!(event.user.id, "U2147483697");
-    assert_eq!(
-        (event.conversation.as_str(), event.conversation_kind),
-        ("D024BE91L", ConversationKind::Direct)
-    );
-    assert_eq!(
-        event.kind,
-        InboundKind::TextReply {
-            message: MessageRef {
-                conversation: "D024BE91L".into(),
-                message: "1355517523.000005".into(),
-            },
-            text: "Hello hello can you hear me?".into(),
-            reply_to: None,
-        }
-    );
-    assert_eq!((ack.kind, ack.group), (AckKind::Message, false));
-}
+// The `message.im` sample itself is decoded in `tests/decode.rs`.
 
 #[test]
 fn an_app_mention_is_not_read_twice() {

@@ -627,6 +627,14 @@ impl FakeDiscord {
     fn state(&self) -> MutexGuard<'_, State> {
         self.shared.state.lock()
     }
+
+    /// Every request refused as Discord's published spec refuses it, since
+    /// the fake started: no `DiscordBot` User-Agent, an operation Discord's
+    /// OpenAPI document lacks, an invalid form body (`50035`), an invalid
+    /// answer to an HTTP interaction. Each described with the error body.
+    pub fn violations(&self) -> Vec<String> {
+        self.state().violations.clone()
+    }
 }
 
 /// The bot as a Discord user object.

@@ -205,6 +205,10 @@ fn take_http_response(state: &mut State, id: u64, answer: &mut HttpAnswer) {
         .finish()
         .and_then(|()| state.respond(id, None, &answer.body, AckVia::HttpResponse));
     if let Err(error) = taken {
+        if error.is_violation() {
+            let violation = format!("the answer to an HTTP interaction: {}", error.body());
+            state.violations.push(violation);
+        }
         answer.error = Some(format!("Discord refuses the response: {}", error.body()));
     }
 }

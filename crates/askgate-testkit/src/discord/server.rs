@@ -137,6 +137,8 @@ async fn handle(AxumState(shared): AxumState<Arc<Shared>>, request: Request) -> 
     let (parts, body) = request.into_parts();
     let connection = Connection::of(&parts.extensions);
     if !user_agent_ok(&parts.headers) {
+        let violation = format!("{} {}: no DiscordBot User-Agent", parts.method, parts.uri.path());
+        shared.state.lock().violations.push(violation);
         return ApiError::blocked().into_response();
     }
     let Some(path) = parts.uri.path().strip_prefix("/api/v10") else {
@@ -180,6 +182,12 @@ async fn handle(AxumState(shared): AxumState<Arc<Shared>>, request: Request) -> 
                 let (_, route) = matched.ok_or_else(ApiError::not_found)?;
                 shared.call(&method, &route, &body)
             });
+        if let Err(error) = &answer
+            && error.is_violation()
+        {
+            let violation = format!("{route_name}: {}", error.body());
+            shared.state.lock().violations.push(violation);
+        }
         match answer {
             Ok(Answer::Json(value)) => (StatusCode::OK, axum::Json(value)).into_response(),
             Ok(Answer::JsonWithHeaders(value, headers)) => {
@@ -366,6 +374,15 @@ impl ApiError {
     /// The JSON body.
     pub(crate) fn body(&self) -> Value {
         self.body.clone()
+    }
+
+    /// Whether this refuses a request Discord's spec refuses (an invalid
+    /// form body, an operation the document lacks, a wrong method), rather
+    /// than one the state refuses (an unknown channel, a rate limit).
+    pub(crate) fn is_violation(&self) -> bool {
+        self.body["code"] == json!(50_035)
+            || self.status == StatusCode::METHOD_NOT_ALLOWED
+            || (self.status == StatusCode::NOT_FOUND && self.body["code"] == json!(0))
     }
 
     /// What Discord's edge answers a request it blocks, e.g. one without a

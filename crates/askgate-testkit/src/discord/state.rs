@@ -138,6 +138,9 @@ pub(crate) struct State {
     pub(crate) gateway: GatewayState,
     /// Discord's per-channel message bucket, when a test asked for it.
     pub(crate) channel_limits: super::ratelimit::ChannelLimits,
+    /// Every request refused as Discord's spec refuses it (the User-Agent,
+    /// an operation the document lacks, an invalid form body), described.
+    pub(crate) violations: Vec<String>,
 }
 
 impl State {

@@ -17,6 +17,16 @@ impl FakeSlack {
         self.shared.state.lock().requests.calls().to_vec()
     }
 
+    /// Every call refused as Slack's published spec refuses it, since the
+    /// fake started: an unknown method, arguments the Web API spec refuses
+    /// (`invalid_arguments`), blocks or views the Block Kit limits refuse
+    /// (`invalid_blocks`, a view's `invalid_arguments`), `msg_too_long`,
+    /// `no_text`, an answer to a view submission Slack cannot use. Each
+    /// described with its error.
+    pub fn violations(&self) -> Vec<String> {
+        self.shared.state.lock().violations.clone()
+    }
+
     /// The calls of one method so far.
     pub fn calls_to(&self, method: &str) -> Vec<Call> {
         self.shared

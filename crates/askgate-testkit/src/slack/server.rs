@@ -53,6 +53,22 @@ impl ApiError {
         }
     }
 
+    /// Whether this refuses a call as Slack's published spec refuses it (an
+    /// unknown method, arguments or blocks the spec or the Block Kit limits
+    /// refuse), rather than for the state's reasons (no such channel).
+    pub(crate) fn is_violation(&self) -> bool {
+        const SPEC: &[&str] = &[
+            "unknown_method",
+            "invalid_arguments",
+            "invalid_blocks",
+            "invalid_blocks_format",
+            "invalid_json",
+            "msg_too_long",
+            "no_text",
+        ];
+        matches!(self, Self::Error(error, _) if SPEC.contains(&error.as_str()))
+    }
+
     /// The error with Slack's `response_metadata.messages` (`[ERROR] …`).
     pub(crate) fn with_messages(self, messages: &[String]) -> Self {
         let messages: Vec<String> = messages.iter().map(|message| format!("[ERROR] {message}")).collect();
@@ -207,6 +223,12 @@ async fn handle(AxumState(shared): AxumState<Arc<Shared>>, request: Request) -> 
             Some(args) => shared.change(|state| state.api(&method, token, &args, Instant::now())),
             None => Err(ApiError::new("invalid_json")),
         };
+        if let Err(error) = &answer
+            && error.is_violation()
+        {
+            let violation = format!("{method}: {error:?}");
+            shared.change(|state| state.violations.push(violation));
+        }
         match answer {
             Ok(mut body) => {
                 if let Some(object) = body.as_object_mut() {

@@ -177,6 +177,9 @@ pub(crate) struct State {
     /// `ws://127.0.0.1:PORT`, once the Socket Mode server is bound.
     pub(crate) socket_base: String,
     pub(crate) closed: bool,
+    /// Every call refused as Slack's published spec refuses it, described
+    /// ([`super::FakeSlack::violations`]).
+    pub(crate) violations: Vec<String>,
 }
 
 impl State {

@@ -152,7 +152,15 @@ impl State {
                     }
                 }
             }
-            ViewOutcome::Rejected(_) => {}
+            // Slack refusing what the app answered (a view its limits
+            // refuse, an answer it cannot read) breaks its spec; a late or
+            // failed acknowledgement is the app's timing, not a request.
+            ViewOutcome::Rejected(why) => {
+                let refused = ["invalid view", "an answer Slack cannot use", "`errors` without"];
+                if refused.iter().any(|start| why.starts_with(start)) {
+                    self.violations.push(format!("a view submission's answer: {why}"));
+                }
+            }
         }
     }
 }

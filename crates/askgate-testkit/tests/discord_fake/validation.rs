@@ -377,3 +377,39 @@ async fn the_answer_to_an_http_interaction_is_checked_as_a_callback_is() {
     assert!(click.replies.is_empty() && click.acknowledged_via.is_none());
     server.abort();
 }
+
+#[tokio::test]
+async fn every_refusal_by_the_spec_is_recorded_as_a_violation_and_nothing_else_is() {
+    let fake = FakeDiscord::start().await;
+    fake.add_channel(&general());
+    let ua = Some(USER_AGENT);
+    let path = format!("/channels/{GENERAL}/messages");
+    // Accepted, and refused for the state's reasons (no such channel): no violation.
+    assert_eq!(
+        send(&fake, "POST", &path, Some(json!({ "content": "hi" })), ua).await.0,
+        200
+    );
+    assert_eq!(
+        send(
+            &fake,
+            "POST",
+            "/channels/42/messages",
+            Some(json!({ "content": "hi" })),
+            ua
+        )
+        .await
+        .0,
+        404
+    );
+    assert_eq!(fake.violations(), Vec::<String>::new());
+    // Refused by the spec: each recorded.
+    send(&fake, "POST", &path, Some(json!({ "content": "x".repeat(2001) })), ua).await;
+    send(&fake, "GET", "/users/@me", None, None).await;
+    let violations = fake.violations();
+    assert_eq!(violations.len(), 2, "{violations:?}");
+    assert!(
+        violations[0].contains("50035") && violations[0].contains("content"),
+        "{violations:?}"
+    );
+    assert!(violations[1].contains("User-Agent"), "{violations:?}");
+}

@@ -415,3 +415,27 @@ async fn every_modal_count_is_refused_as_invalid_arguments() {
     );
     assert!(world.fake.views().is_empty());
 }
+
+#[tokio::test]
+async fn every_refusal_by_the_spec_is_recorded_as_a_violation_and_nothing_else_is() {
+    let fake = FakeSlack::start().await;
+    // Refused for the state's reasons (no such channel): no violation.
+    let answer = call(
+        &fake,
+        "chat.postMessage",
+        &json!({ "channel": "C0NOSUCH", "text": "hi" }),
+    )
+    .await;
+    assert_eq!(answer["ok"], json!(false), "{answer}");
+    assert_eq!(fake.violations(), Vec::<String>::new());
+    // Refused by the spec: each recorded.
+    call(&fake, "conversations.open", &json!({ "users": ["U1"] })).await;
+    call(&fake, "chat.fly", &json!({})).await;
+    let violations = fake.violations();
+    assert_eq!(violations.len(), 2, "{violations:?}");
+    assert!(
+        violations[0].starts_with("conversations.open") && violations[0].contains("invalid_arguments"),
+        "{violations:?}"
+    );
+    assert!(violations[1].contains("unknown_method"), "{violations:?}");
+}
