@@ -1,9 +1,12 @@
 //! Faults on the real binary (issue 11): an outside connection holding
 //! SQLite's write lock past a question's deadline, `kill -9` at random
 //! moments while agents ask and the page answers, and a full disk under the
-//! data directory. askgate must lose nothing it acknowledged, change nothing
-//! it stored, report a store it cannot write to, recover without a restart,
-//! and never panic.
+//! data directory; and (issue 24) the database file overwritten in place or
+//! truncated, and a disk with room for a small write but not for a question.
+//! askgate must lose nothing it acknowledged, change nothing it stored,
+//! acknowledge nothing into a file that is no longer its own, report a store
+//! it cannot write to, recover without a restart where it can, and never
+//! panic.
 #![allow(
     clippy::print_stdout,
     reason = "a test's report goes to its captured stdout, shown by `--nocapture` and on failure"
@@ -660,4 +663,185 @@ async fn a_database_file_replaced_while_running_is_refused_until_a_restart() {
     let (status, again) = create(&server).await;
     assert_eq!(status, 201, "{again}");
     assert_no_panic(&mut server, "after the file was replaced");
+}
+
+/// The database file written over in place under a running askgate (`cp
+/// other.db askgate.db` onto the live file, `: > askgate.db`): the file
+/// keeps its inode, so only what is in it tells. Nothing more is
+/// acknowledged, `/readyz` says why until a restart, and the file that is
+/// there now is left as it was put there.
+async fn refused_in_place(server: &Server, created: &Value, why: &str) {
+    for _ in 0..2 {
+        let (status, ready) = readiness(server).await;
+        assert_eq!(status, 503, "{ready}");
+        let reason = ready["reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains("changed by another program") && reason.contains(why) && reason.contains("restart"),
+            "/readyz: {ready}"
+        );
+        let (status, refused) = create(server).await;
+        assert_eq!(status, 503, "a question acknowledged into a changed file: {refused}");
+        assert_eq!(refused["error"]["code"], "store_unavailable", "{refused}");
+        let answer_url = server.url(&format!("/web/{ME_KEY}/api/questions/{}/answer", id_of(created)));
+        let (status, refused) = call(server.http().post(&answer_url).json(&choice(1)))
+            .await
+            .expect("askgate answers");
+        assert_eq!(status, 503, "an answer acknowledged into a changed file: {refused}");
+        assert_eq!(refused["error"]["code"], "store_unavailable", "{refused}");
+    }
+}
+
+#[tokio::test]
+async fn a_database_file_overwritten_in_place_by_another_database_is_refused_until_a_restart() {
+    // Another askgate's database (its own identity), closed cleanly.
+    let mut other = Server::start();
+    let (status, theirs) = create(&other).await;
+    assert_eq!(status, 201, "{theirs}");
+    other.terminate(Duration::from_secs(15)).await;
+    let restored = std::fs::read(other.data_dir().join("askgate.db")).expect("the other database reads");
+
+    let mut server = Server::start();
+    let (status, created) = create(&server).await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(readiness(&server).await.0, 200);
+    let db = server.data_dir().join("askgate.db");
+    std::fs::write(&db, &restored).expect("the other database is copied over the file");
+
+    refused_in_place(&server, &created, "another database").await;
+    assert_no_panic(&mut server, "after the file was overwritten");
+    server.kill();
+    assert!(
+        std::fs::read(&db).expect("the file reads") == restored,
+        "askgate wrote into the database copied over its file"
+    );
+
+    // A restart without the old `-wal` and `-shm` files (a restore's rule)
+    // serves the database that was put there.
+    for stale in ["askgate.db-wal", "askgate.db-shm"] {
+        let _ = std::fs::remove_file(server.data_dir().join(stale));
+    }
+    server.restart();
+    assert_eq!(readiness(&server).await.0, 200);
+    let (status, _) = server
+        .get(&format!("/v1/questions/{}", id_of(&created)), Some(AGENT_TOKEN))
+        .await;
+    assert_eq!(
+        status, 404,
+        "the question of the file that was replaced is not in the restored one"
+    );
+    let (status, again) = create(&server).await;
+    assert_eq!(status, 201, "{again}");
+}
+
+#[tokio::test]
+async fn a_database_file_truncated_under_askgate_is_refused_until_a_restart() {
+    let mut server = Server::start();
+    let (status, created) = create(&server).await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(readiness(&server).await.0, 200);
+    let db = server.data_dir().join("askgate.db");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&db)
+        .and_then(|file| file.set_len(0))
+        .expect("the file is truncated");
+
+    refused_in_place(&server, &created, "truncated to 0 bytes").await;
+    assert_no_panic(&mut server, "after the file was truncated");
+    server.kill();
+    assert_eq!(
+        std::fs::metadata(&db).expect("the file is there").len(),
+        0,
+        "askgate wrote into the truncated file"
+    );
+}
+
+/// The largest question askgate takes: three questions of 300 characters,
+/// four options each with a 64-character label and a 150-character
+/// description, in 3-byte characters (about 10 KB of text).
+fn large_ask_body() -> Value {
+    let text = |start: String, chars: usize| {
+        let fill = chars - start.chars().count();
+        start + &"漢".repeat(fill)
+    };
+    let questions: Vec<Value> = (0..3)
+        .map(|question| {
+            let options: Vec<Value> = (0..4)
+                .map(|option| {
+                    json!({
+                        "label": text(format!("{question}.{option} "), 64),
+                        "description": text(String::new(), 150),
+                    })
+                })
+                .collect();
+            json!({
+                "id": format!("q{question}"),
+                "header": format!("Part {question}"),
+                "question": text(format!("Question {question}: "), 300),
+                "options": options,
+            })
+        })
+        .collect();
+    json!({"to": "me", "questions": questions, "timeoutSeconds": 3600})
+}
+
+/// `POST /v1/questions` with [`large_ask_body`].
+async fn create_large(server: &Server) -> (u16, Value) {
+    let request = server.http().post(server.url("/v1/questions")).bearer_auth(AGENT_TOKEN);
+    call(request.json(&large_ask_body())).await.expect("askgate answers")
+}
+
+/// A disk with room for a small write but not for a question (`/readyz`'s
+/// own small write still fitted, so it said ready while every create
+/// failed): readiness follows the writes agents ask for, its probe never
+/// outweighs them, and a question stored says ready again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disk_with_room_for_small_writes_only_is_not_ready_until_a_question_is_stored() {
+    // Declared first, so dropped last: askgate is killed before the unmount.
+    let disk = Tmpfs::mount("3m");
+    let mut server = Server::start_with_data_dir(disk.path(), "", "");
+    for _ in 0..3 {
+        let (status, created) = create_large(&server).await;
+        assert_eq!(status, 201, "{created}");
+    }
+    assert_eq!(readiness(&server).await, (200, json!({"status": "ready"})));
+
+    // Three pages' room: a small write fits, a question does not.
+    let spare = disk.path().join("spare");
+    std::fs::write(&spare, vec![0_u8; 12 * 1024]).expect("the spare file is written");
+    let filler = disk.path().join("filler");
+    fill(&filler);
+    std::fs::remove_file(&spare).expect("the spare file is removed");
+
+    let (status, refused) = create_large(&server).await;
+    assert_eq!(status, 503, "{refused}");
+    assert_eq!(refused["error"]["code"], "store_unavailable", "{refused}");
+    let (status, ready) = readiness(&server).await;
+    println!(
+        "room for small writes only: POST /v1/questions 503 {}; /readyz {status} {ready}",
+        refused["error"]["code"]
+    );
+    assert_eq!(status, 503, "/readyz after a create failed: {ready}");
+    assert_eq!(ready["status"], "unavailable", "{ready}");
+    let reason = ready["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("full") || reason.contains("disk"), "/readyz: {ready}");
+    // Creates keep failing between probes: still not ready.
+    for _ in 0..3 {
+        assert_eq!(create_large(&server).await.0, 503);
+        assert_eq!(readiness(&server).await.0, 503);
+    }
+    // No create for a while: readiness tries its own write, as large as a
+    // question, and that does not fit either.
+    for _ in 0..2 {
+        let (status, ready) = readiness(&server).await;
+        assert_eq!(status, 503, "/readyz with no create since: {ready}");
+    }
+
+    // Room again: the next question is stored, and readiness follows it.
+    std::fs::remove_file(&filler).expect("the filler file can be removed");
+    let (status, created) = create_large(&server).await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(readiness(&server).await, (200, json!({"status": "ready"})));
+    assert_eq!(server.question(&id_of(&created)).await["status"], "pending");
+    assert_no_panic(&mut server, "after the disk had room again");
 }

@@ -16,6 +16,7 @@
 //! come from the engine.
 
 mod postgres;
+mod readiness;
 mod record;
 mod row;
 mod sqlite;
@@ -73,6 +74,20 @@ pub enum StoreError {
         .0.display()
     )]
     FileReplaced(PathBuf),
+    /// The database file was changed in place by another program while the
+    /// store had it open (a backup or another database copied over it, a
+    /// truncation): what would be written now would break the file that is
+    /// there, so nothing is written until a restart.
+    #[error(
+        "the database file {} was changed by another program while askgate was running ({reason}); nothing is saved until askgate is restarted",
+        .path.display()
+    )]
+    FileChanged {
+        /// The file.
+        path: PathBuf,
+        /// What gave the change away ("it was truncated to 0 bytes").
+        reason: String,
+    },
     /// A cap on pending questions was reached ([`InsertRules`]).
     #[error("{scope} already has {limit} pending questions, the most allowed")]
     TooManyPending {
@@ -98,7 +113,7 @@ impl StoreError {
     pub fn is_unavailable(&self) -> bool {
         match self {
             Self::Database(sqlx::Error::RowNotFound) => false,
-            Self::Database(_) | Self::Unavailable(_) | Self::FileReplaced(_) => true,
+            Self::Database(_) | Self::Unavailable(_) | Self::FileReplaced(_) | Self::FileChanged { .. } => true,
             _ => false,
         }
     }
@@ -491,8 +506,13 @@ pub trait Store: Send + Sync + 'static {
     async fn insert_setting(&self, key: &str, value: &str) -> Result<bool, StoreError>;
 
     /// Whether the store can take writes (readiness): the database answers,
-    /// its file is the one opened, and the last write did not fail (after a
-    /// failed write this tries a small one, so readiness comes back on its
-    /// own once the cause is gone).
+    /// its file is still the one opened (SQLite), and readiness follows the
+    /// writes the store was asked to make: a write that failed because the
+    /// database could not take it ([`StoreError::is_unavailable`]) makes the
+    /// store not ready, with its reason, until a write succeeds. A ping that
+    /// finds no write failed since the previous ping tries a 64 KiB write of
+    /// its own then, so that readiness comes back once the cause is gone
+    /// when no writes come; while writes keep failing it never does (the
+    /// whole rule: `readiness.rs`).
     async fn ping(&self) -> Result<(), StoreError>;
 }

@@ -7,7 +7,9 @@
 //! - [`check`]: what `check-config` and start-up say of a URL and of a
 //!   connection that failed;
 //! - [`feed`]: the change feed (`LISTEN`/`NOTIFY`) that tells a store what
-//!   the other replicas changed.
+//!   the other replicas changed;
+//! - [`ready`]: readiness that follows the writes (`crate::readiness`),
+//!   around the store of this file.
 //!
 //! Every rule of the trait holds across processes because the database
 //! enforces it: the one-pending-question rule is a partial unique index, a
@@ -23,6 +25,7 @@
 mod check;
 mod feed;
 mod insert;
+mod ready;
 
 use std::str::FromStr as _;
 use std::sync::Arc;
@@ -57,9 +60,18 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// [`Store`] on a PostgreSQL database, shared by every replica.
 ///
-/// Cloning is cheap and shares the pool.
+/// Cloning is cheap and shares the pool. Readiness follows the writes, as
+/// on SQLite: a write the database failed (a full disk, a lost connection)
+/// makes [`Store::ping`] not ready until one succeeds ([`ready`]).
 #[derive(Debug, Clone)]
 pub struct PgStore {
+    inner: Pg,
+    readiness: Arc<crate::readiness::Readiness>,
+}
+
+/// The store itself; [`PgStore`] adds readiness around it.
+#[derive(Debug, Clone)]
+struct Pg {
     pool: PgPool,
     feed: Arc<feed::Feed>,
 }
@@ -93,17 +105,20 @@ impl PgStore {
             .connect_lazy_with(options);
         sqlx::migrate!("./migrations/postgres").run(&pool).await?;
         let feed = Arc::new(feed::Feed::start(&pool, me).await?);
-        Ok(Self { pool, feed })
+        Ok(Self {
+            inner: Pg { pool, feed },
+            readiness: Arc::default(),
+        })
     }
 
     /// Closes every connection, waiting for them.
     pub async fn close(&self) {
-        self.pool.close().await;
+        self.inner.pool.close().await;
     }
 }
 
 #[async_trait]
-impl Store for PgStore {
+impl Store for Pg {
     /// A write to the question's surface on `channel` ([`SurfaceWrite`]),
     /// and for a delivery an index entry per message, in one transaction
     /// that holds the question's row (`FOR UPDATE`): two surfaces written at

@@ -4,7 +4,8 @@
 //!   and the hand-over of each write;
 //! - [`writer`]: the one writer thread and its group commit;
 //! - [`writes`]: each write's SQL, run inside the writer's transaction;
-//! - [`health`]: what readiness checks, and the count of commits.
+//! - [`health`]: whether the file is still askgate's (replaced at its path,
+//!   or changed in place: [`header`]), and the count of commits.
 //!
 //! Every rule of the trait is one SQL statement or one write of the writer:
 //! the one-pending-question rule is a partial unique index, a resolution is
@@ -12,6 +13,7 @@
 //! the crate builds without a database; the schema is in
 //! `migrations/sqlite`.
 
+mod header;
 mod health;
 mod writer;
 mod writes;
@@ -24,11 +26,12 @@ use askgate_core::answer::Answers;
 use askgate_core::channel::{Delivery, MessageRef};
 use async_trait::async_trait;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Connection as _, SqliteConnection};
+use sqlx::{AssertSqlSafe, Connection as _, SqliteConnection};
 
 use self::health::Health;
 use self::writer::{BUSY_TIMEOUT, Writer};
 use self::writes::NewQuestion;
+use crate::readiness::{Readiness, Verdict};
 use crate::row::{QuestionRow, decode_all, decode_id, encode, question_columns};
 use crate::surfaces::SurfaceWrite;
 use crate::{
@@ -63,14 +66,17 @@ macro_rules! select_questions {
 /// transaction (group commit) and answers each once its commit is durable.
 ///
 /// A write that fails for a reason other than a rule (a full disk, a lock
-/// held past the busy timeout, an I/O error) is kept for [`Store::ping`]
-/// until a write succeeds, and the writer opens a fresh connection for the
-/// next one.
+/// held past the busy timeout, an I/O error) makes [`Store::ping`] not
+/// ready until a write succeeds (the rule: `readiness.rs`), and the writer
+/// opens a fresh connection for the next one. A database file deleted,
+/// replaced or overwritten in place while the store has it open refuses
+/// every write until a restart (`health.rs`).
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
     writer: Arc<Writer>,
     health: Arc<Health>,
+    readiness: Arc<Readiness>,
 }
 
 impl SqliteStore {
@@ -91,17 +97,20 @@ impl SqliteStore {
             .busy_timeout(BUSY_TIMEOUT);
         let mut migrating = SqliteConnection::connect_with(&options).await?;
         sqlx::migrate!("./migrations/sqlite").run(&mut migrating).await?;
+        let identity = identify(&mut migrating).await;
         migrating.close().await?;
         let pool = SqlitePoolOptions::new()
             .max_connections(MAX_READERS)
             .connect_with(options)
             .await?;
-        let health = Arc::new(Health::of(path));
-        let writer = Writer::start(path, health.clone())?;
+        let health = Arc::new(Health::open(path, identity)?);
+        let readiness = Arc::new(Readiness::default());
+        let writer = Writer::start(path, health.clone(), readiness.clone())?;
         Ok(Self {
             pool,
             writer: Arc::new(writer),
             health,
+            readiness,
         })
     }
 
@@ -531,16 +540,63 @@ impl Store for SqliteStore {
             .await
     }
 
+    /// The file is still askgate's (read off the runtime: a change is
+    /// confirmed by a second read), the pool answers, and the rule of
+    /// `readiness.rs`, whose probe is [`writes::probe`].
     async fn ping(&self) -> Result<(), StoreError> {
-        self.health.check_file()?;
+        let health = self.health.clone();
+        tokio::task::spawn_blocking(move || health.check())
+            .await
+            .map_err(|error| StoreError::Unavailable(format!("the file check did not finish: {error}")))?
+            .map_err(|refusal| refusal.error())?;
         sqlx::query("SELECT 1").execute(&self.pool).await?;
-        if let Some(reason) = self.health.failed_write() {
-            // Writes failed last time: try one now, so that readiness comes
-            // back as soon as writes work again, with no restart.
-            self.writer
-                .write(move |conn| writes::set_setting(conn, "readiness_probe", &reason))
-                .await?;
+        match self.readiness.verdict() {
+            Verdict::Ready => Ok(()),
+            Verdict::NotReady(error) => Err(error),
+            Verdict::Probe(ticket) => {
+                let outcome = self.writer.probe(writes::probe).await;
+                self.readiness.probed(ticket, outcome)
+            }
         }
-        Ok(())
     }
+}
+
+/// The database's identity: a random number in the header's
+/// `user_version`, set once, that another database copied over the file
+/// would not have ([`header`]). Set under the write lock, so that two
+/// processes creating the file at once keep one. On failure (a full disk at
+/// start) the database keeps what it has and askgate starts all the same.
+async fn identify(conn: &mut SqliteConnection) -> u32 {
+    async fn set_once(conn: &mut SqliteConnection) -> Result<i64, sqlx::Error> {
+        sqlx::query("BEGIN IMMEDIATE").execute(&mut *conn).await?;
+        let current: i64 = sqlx::query_scalar("PRAGMA user_version").fetch_one(&mut *conn).await?;
+        let identity = if current == 0 {
+            // 31 bits, never 0: `PRAGMA user_version` takes a signed 32-bit value.
+            let fresh: i64 = sqlx::query_scalar("SELECT (random() & 2147483647) | 1")
+                .fetch_one(&mut *conn)
+                .await?;
+            // An integer askgate made: nothing to escape.
+            sqlx::query(AssertSqlSafe(format!("PRAGMA user_version = {fresh}")))
+                .execute(&mut *conn)
+                .await?;
+            fresh
+        } else {
+            current
+        };
+        sqlx::query("COMMIT").execute(&mut *conn).await?;
+        Ok(identity)
+    }
+    let identity = match set_once(conn).await {
+        Ok(identity) => identity,
+        Err(error) => {
+            tracing::warn!(%error, "the database's identity could not be set; a copy over the file is noticed less surely");
+            let _ = sqlx::query("ROLLBACK").execute(&mut *conn).await;
+            sqlx::query_scalar("PRAGMA user_version")
+                .fetch_one(&mut *conn)
+                .await
+                .unwrap_or(0)
+        }
+    };
+    // The header's four bytes, as `Header` reads them.
+    i32::try_from(identity).map_or(0, |identity| u32::from_be_bytes(identity.to_be_bytes()))
 }

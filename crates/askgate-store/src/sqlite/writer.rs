@@ -20,24 +20,32 @@
 //!   rolls the whole transaction back; the writes are then run again one per
 //!   transaction, so that each gets its own outcome and no write is lost
 //!   because another failed.
-//! - When the transaction cannot begin (the file replaced, the lock held by
-//!   another process past the busy timeout), nothing ran: every write gets
-//!   the same error at once.
+//! - When the transaction cannot begin (the file replaced or changed, the
+//!   lock held by another process past the busy timeout), nothing ran:
+//!   every write gets the same error at once.
+//! - The file is checked again after the commit ([`Health::check`]): a file
+//!   overwritten while the transaction ran gets no write acknowledged; each
+//!   gets the error that says so.
 //!
 //! After a failure the connection is dropped and the next write opens a new
 //! one, so that a connection left in an unknown state by SQLite (which may
 //! roll a transaction back on its own after `SQLITE_FULL`) is never reused.
+//!
+//! Each write's outcome goes to readiness (`crate::readiness`), except the
+//! readiness probe's own ([`Writer::probe`]).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
 use tokio::sync::oneshot;
 
-use super::health::Health;
+use super::health::{FileRefusal, Health};
 use crate::StoreError;
+use crate::readiness::Readiness;
 
 /// The most writes one transaction takes. Bounds how long one commit holds
 /// the lock and how much work a failure makes run again.
@@ -74,13 +82,14 @@ impl std::fmt::Debug for Message {
 impl Writer {
     /// Opens the writing connection to `path` (which must exist: the
     /// migrations created it) and starts the thread.
-    pub(super) fn start(path: &Path, health: Arc<Health>) -> Result<Self, StoreError> {
+    pub(super) fn start(path: &Path, health: Arc<Health>, readiness: Arc<Readiness>) -> Result<Self, StoreError> {
         let connection = open(path)?;
         let (jobs, queue) = mpsc::channel();
         let thread = Thread {
             path: path.to_owned(),
             connection: Some(connection),
             health,
+            readiness,
         };
         std::thread::Builder::new()
             .name("askgate-sqlite-writer".to_owned())
@@ -96,9 +105,27 @@ impl Writer {
         T: Send + 'static,
         F: Fn(&Connection) -> Result<T, StoreError> + Send + 'static,
     {
+        self.send(work, false).await
+    }
+
+    /// Like [`Writer::write`], for readiness's own probe: its outcome is
+    /// the caller's to weigh, not a write's that readiness follows.
+    pub(super) async fn probe<F>(&self, work: F) -> Result<(), StoreError>
+    where
+        F: Fn(&Connection) -> Result<(), StoreError> + Send + 'static,
+    {
+        self.send(work, true).await
+    }
+
+    async fn send<T, F>(&self, work: F, probe: bool) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: Fn(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
         let (reply, outcome) = oneshot::channel();
         let job = Op {
             work: Box::new(work),
+            probe,
             outcome: None,
             reply,
         };
@@ -136,6 +163,13 @@ fn open(path: &Path) -> Result<Connection, StoreError> {
     Ok(connection)
 }
 
+/// Connections kept open until the process exits: the writer's, once the
+/// file was changed in place. While one connection of the process stays
+/// open no other can take the lock that closing the last one takes to
+/// checkpoint the `-wal` file into the database file, which would write
+/// askgate's pages into the file that is there now (a restored backup).
+static KEPT: Mutex<Vec<Connection>> = Mutex::new(Vec::new());
+
 /// A database failure as the store reports it: the database cannot take
 /// writes now, for the reason SQLite gives.
 #[expect(clippy::needless_pass_by_value, reason = "written `map_err(unavailable)`")]
@@ -145,8 +179,14 @@ pub(super) fn unavailable(error: rusqlite::Error) -> StoreError {
 
 /// One write waiting for its outcome.
 trait Job: Send {
+    /// Whether this is readiness's probe, whose outcome readiness does not
+    /// follow.
+    fn is_probe(&self) -> bool;
     /// Runs the write inside the open transaction.
     fn apply(&mut self, connection: &Connection) -> Applied;
+    /// Tells readiness the outcome of the last [`Job::apply`] (a probe's
+    /// excepted).
+    fn note(&self, readiness: &Readiness);
     /// Answers with the outcome of the last [`Job::apply`].
     fn reply(self: Box<Self>);
     /// Answers with an error that stopped the write's transaction.
@@ -166,11 +206,22 @@ enum Applied {
 
 struct Op<T> {
     work: Box<Work<T>>,
+    probe: bool,
     outcome: Option<Result<T, StoreError>>,
     reply: oneshot::Sender<Result<T, StoreError>>,
 }
 
 impl<T: Send> Job for Op<T> {
+    fn is_probe(&self) -> bool {
+        self.probe
+    }
+
+    fn note(&self, readiness: &Readiness) {
+        if let (false, Some(outcome)) = (self.probe, &self.outcome) {
+            readiness.note(outcome);
+        }
+    }
+
     fn apply(&mut self, connection: &Connection) -> Applied {
         let outcome = (self.work)(connection);
         let applied = match &outcome {
@@ -195,10 +246,11 @@ impl<T: Send> Job for Op<T> {
     }
 }
 
-/// Why a transaction did not commit.
+/// Why a transaction did not commit, or its writes are not acknowledged.
 enum Failure {
-    /// Before any write ran: each gets this error.
-    NotStarted(Refusal),
+    /// Each write gets this error: nothing ran (the transaction did not
+    /// begin), or the file changed under the commit.
+    Refused(Refusal),
     /// While the writes ran or at the commit: rolled back.
     RolledBack {
         /// The error when it was the commit (or a savepoint), not a write.
@@ -209,21 +261,22 @@ enum Failure {
 /// An error every waiting write can be given (errors are not `Clone`).
 #[derive(Clone)]
 enum Refusal {
-    Replaced(PathBuf),
+    File(FileRefusal),
     Unavailable(String),
 }
 
 impl Refusal {
-    fn of(error: StoreError) -> Self {
+    /// The error `error`, to give to each write.
+    fn of(error: &StoreError) -> Self {
         match error {
-            StoreError::FileReplaced(path) => Self::Replaced(path),
+            StoreError::Unavailable(reason) => Self::Unavailable(reason.clone()),
             other => Self::Unavailable(other.to_string()),
         }
     }
 
     fn error(&self) -> StoreError {
         match self {
-            Self::Replaced(path) => StoreError::FileReplaced(path.clone()),
+            Self::File(refusal) => refusal.error(),
             Self::Unavailable(reason) => StoreError::Unavailable(reason.clone()),
         }
     }
@@ -234,6 +287,7 @@ struct Thread {
     /// `None` after a failure, until the next write opens a new one.
     connection: Option<Connection>,
     health: Arc<Health>,
+    readiness: Arc<Readiness>,
 }
 
 impl Thread {
@@ -257,10 +311,31 @@ impl Thread {
                 self.settle(batch);
             }
             if let Some(done) = close {
-                drop(self.connection.take());
+                self.retire();
                 let _ = done.send(());
                 return;
             }
+        }
+        self.retire();
+    }
+
+    /// Lets the connection go: closed, or kept open until the process exits
+    /// when the file was changed in place.
+    fn retire(&mut self) {
+        self.keep_if_changed();
+        drop(self.connection.take());
+    }
+
+    /// Moves the connection to [`KEPT`] (which says why) once the file was
+    /// changed in place.
+    fn keep_if_changed(&mut self) {
+        if !self.health.changed_in_place() {
+            return;
+        }
+        if let Some(connection) = self.connection.take() {
+            // Should it be closed all the same, still no checkpoint then.
+            let _ = connection.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
+            KEPT.lock().unwrap_or_else(PoisonError::into_inner).push(connection);
         }
     }
 
@@ -268,13 +343,21 @@ impl Thread {
     /// answers every write.
     fn settle(&mut self, mut batch: Vec<Box<dyn Job>>) {
         match self.commit(&mut batch) {
-            Ok(()) => {
+            Ok(changed) => {
                 self.health.committed();
+                // A commit that changed nothing says nothing of room to write.
+                if changed {
+                    self.readiness.wrote();
+                }
                 for job in batch {
                     job.reply();
                 }
             }
-            Err(Failure::NotStarted(refusal)) => {
+            Err(Failure::Refused(refusal)) => {
+                let error = refusal.error();
+                if batch.iter().any(|job| !job.is_probe()) {
+                    self.readiness.failed(&error);
+                }
                 for job in batch {
                     job.fail(refusal.error());
                 }
@@ -282,8 +365,16 @@ impl Thread {
             Err(Failure::RolledBack { error }) if batch.len() == 1 => {
                 let job = batch.pop().expect("one write");
                 match error {
-                    Some(error) => job.fail(error),
-                    None => job.reply(),
+                    Some(error) => {
+                        if !job.is_probe() {
+                            self.readiness.failed(&error);
+                        }
+                        job.fail(error);
+                    }
+                    None => {
+                        job.note(&self.readiness);
+                        job.reply();
+                    }
                 }
             }
             Err(Failure::RolledBack { .. }) => {
@@ -296,33 +387,35 @@ impl Thread {
     }
 
     /// One transaction for the whole batch, each write in a savepoint.
-    fn commit(&mut self, batch: &mut [Box<dyn Job>]) -> Result<(), Failure> {
-        let not_started = |error: StoreError, health: &Health| {
-            health.write_failed(&error);
-            Failure::NotStarted(Refusal::of(error))
-        };
-        if let Err(error) = self.health.check_file() {
-            return Err(not_started(error, &self.health));
-        }
+    /// Whether a write (not the probe) changed a row.
+    fn commit(&mut self, batch: &mut [Box<dyn Job>]) -> Result<bool, Failure> {
+        self.check_file()?;
         if self.connection.is_none() {
             match open(&self.path) {
                 Ok(connection) => self.connection = Some(connection),
-                Err(error) => return Err(not_started(error, &self.health)),
+                Err(error) => return Err(Failure::Refused(Refusal::of(&error))),
             }
         }
         let connection = self.connection.as_ref().expect("opened above");
         if let Err(error) = connection.execute_batch("BEGIN IMMEDIATE") {
             self.connection = None;
-            return Err(not_started(unavailable(error), &self.health));
+            return Err(Failure::Refused(Refusal::of(&unavailable(error))));
         }
         let outcome = run_all(connection, batch);
-        let outcome = outcome.and_then(|()| {
+        let outcome = outcome.and_then(|changed| {
             connection
                 .execute_batch("COMMIT")
+                .map(|()| changed)
                 .map_err(|error| Some(unavailable(error)))
         });
-        let Err(error) = outcome else {
-            return Ok(());
+        let error = match outcome {
+            Ok(changed) => {
+                // Committed, perhaps into a file overwritten meanwhile:
+                // then nothing is acknowledged.
+                self.check_file()?;
+                return Ok(changed);
+            }
+            Err(error) => error,
         };
         // Undo what the transaction holds; a connection that cannot say
         // it is clean again is not used again.
@@ -331,15 +424,24 @@ impl Thread {
             .as_ref()
             .map_or_else(|| "a write failed".to_owned(), ToString::to_string);
         tracing::warn!(%reason, "a write transaction failed; the connection is replaced");
-        self.health.write_failed_because(reason);
         self.connection = None;
         Err(Failure::RolledBack { error })
     }
+
+    /// [`Health::check`], keeping the connection open for good once the
+    /// file was changed in place.
+    fn check_file(&mut self) -> Result<(), Failure> {
+        self.health.check().map_err(|refusal| {
+            self.keep_if_changed();
+            Failure::Refused(Refusal::File(refusal))
+        })
+    }
 }
 
-/// Runs each write in its own savepoint. `Err(None)` when a write broke (its
-/// own outcome says why), `Err(Some(..))` when a savepoint statement failed.
-fn run_all(connection: &Connection, batch: &mut [Box<dyn Job>]) -> Result<(), Option<StoreError>> {
+/// Runs each write in its own savepoint; whether a write other than the
+/// probe changed a row. `Err(None)` when a write broke (its own outcome says
+/// why), `Err(Some(..))` when a savepoint statement failed.
+fn run_all(connection: &Connection, batch: &mut [Box<dyn Job>]) -> Result<bool, Option<StoreError>> {
     // Cached: parsing these twice per write showed in the profile.
     let statement = |sql: &str| {
         connection
@@ -348,14 +450,16 @@ fn run_all(connection: &Connection, batch: &mut [Box<dyn Job>]) -> Result<(), Op
             .map(drop)
             .map_err(|error| Some(unavailable(error)))
     };
+    let mut changed = false;
     for job in batch {
         statement("SAVEPOINT write")?;
+        let before = connection.total_changes();
         match job.apply(connection) {
-            Applied::Done => {}
+            Applied::Done => changed |= !job.is_probe() && connection.total_changes() != before,
             Applied::Refused => statement("ROLLBACK TO write")?,
             Applied::Broken => return Err(None),
         }
         statement("RELEASE write")?;
     }
-    Ok(())
+    Ok(changed)
 }

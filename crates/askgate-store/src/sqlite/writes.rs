@@ -9,6 +9,7 @@ use askgate_core::channel::MessageRef;
 use rusqlite::{Connection, OptionalExtension as _, params};
 
 use super::writer::unavailable;
+use crate::readiness::{PROBE_BYTES, PROBE_KEY};
 use crate::row::{QuestionRow, decode_id, decode_json, encode, question_columns};
 use crate::surfaces::{self, SurfaceWrite, all_finished};
 use crate::{
@@ -364,6 +365,19 @@ pub(super) fn set_setting(conn: &Connection, key: &str, value: &str) -> Result<(
         "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     )
     .and_then(|mut statement| statement.execute(params![key, value]))
+    .map_err(unavailable)?;
+    Ok(())
+}
+
+/// Readiness's probe (`crate::readiness`): the [`PROBE_KEY`] setting
+/// rewritten with [`PROBE_BYTES`] of fresh random text, so that the commit
+/// needs as many new pages in the `-wal` file as a large question.
+pub(super) fn probe(conn: &Connection) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO settings (key, value) VALUES (?1, hex(randomblob(?2))) \
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    )
+    .and_then(|mut statement| statement.execute(params![PROBE_KEY, PROBE_BYTES / 2]))
     .map_err(unavailable)?;
     Ok(())
 }

@@ -98,6 +98,11 @@ impl Fresh {
         }
     }
 
+    /// Whether the store is the SQLite one (for SQL only one understands).
+    pub(crate) fn is_sqlite(&self) -> bool {
+        matches!(self.place, Place::Sqlite { .. })
+    }
+
     /// Runs SQL both databases understand, outside the store.
     pub(crate) async fn execute(&self, sql: &str) {
         let sql = AssertSqlSafe(sql.to_owned());
