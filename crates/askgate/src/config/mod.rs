@@ -104,6 +104,7 @@ struct RawServer {
     ask_retry_grace_seconds: Option<u64>,
     max_connections: Option<u64>,
     header_read_timeout_seconds: Option<u64>,
+    body_timeout_seconds: Option<u64>,
     idle_timeout_seconds: Option<u64>,
     shutdown_deadline_seconds: Option<u64>,
 }
@@ -486,9 +487,22 @@ fn server_connections(server: &RawServer, check: &mut ConfigCheck<'_>) -> askgat
         defaults.idle_timeout,
         "use 60, the default.",
     );
+    let body_timeout = match server.body_timeout_seconds {
+        None => defaults.body_timeout,
+        Some(0) => {
+            check.problem(
+                "server.body_timeout_seconds",
+                "0 seconds would refuse every request with a body.",
+                "use 10, the default.",
+            );
+            defaults.body_timeout
+        }
+        Some(seconds) => Duration::from_secs(seconds),
+    };
     askgate_server::ConnectionLimits {
         header_read_timeout,
         idle_timeout,
+        body_timeout,
         max_connections,
         // 0 is allowed: drop every connection at once on shutdown.
         shutdown_deadline: server
@@ -876,24 +890,28 @@ mod tests {
             "[agents.a]\nrecipients = [\"*\"]\n[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n";
         let config = parse(rest, &no_env).unwrap();
         assert_eq!(config.connections, askgate_server::ConnectionLimits::default());
-        let set = "[server]\nmax_connections = 20\nheader_read_timeout_seconds = 3\nidle_timeout_seconds = 7\nshutdown_deadline_seconds = 0\n";
+        let set = "[server]\nmax_connections = 20\nheader_read_timeout_seconds = 3\nidle_timeout_seconds = 7\n\
+                   body_timeout_seconds = 4\nshutdown_deadline_seconds = 0\n";
         let config = parse(&format!("{set}{rest}"), &no_env).unwrap();
         assert_eq!(
             config.connections,
             askgate_server::ConnectionLimits {
                 header_read_timeout: Duration::from_secs(3),
                 idle_timeout: Duration::from_secs(7),
+                body_timeout: Duration::from_secs(4),
                 max_connections: 20,
                 shutdown_deadline: Duration::ZERO,
             }
         );
-        let zeroes = "[server]\nmax_connections = 0\nheader_read_timeout_seconds = 0\nidle_timeout_seconds = 0\n";
+        let zeroes = "[server]\nmax_connections = 0\nheader_read_timeout_seconds = 0\nidle_timeout_seconds = 0\n\
+                      body_timeout_seconds = 0\n";
         assert_eq!(
             problems(&format!("{zeroes}{rest}")),
             [
                 "server.max_connections",
                 "server.header_read_timeout_seconds",
-                "server.idle_timeout_seconds"
+                "server.idle_timeout_seconds",
+                "server.body_timeout_seconds"
             ]
         );
     }
