@@ -122,7 +122,10 @@ async fn a_body_never_sent_is_refused_at_once_without_the_key_and_cut_off_with_i
             "POST /web/{key}/api/questions/{question}/answer HTTP/1.1\r\nHost: askgate\r\n\
              Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
         );
-        stream.write_all(request.as_bytes()).await.expect("the headers are sent");
+        stream
+            .write_all(request.as_bytes())
+            .await
+            .expect("the headers are sent");
         let started = Instant::now();
         let mut answer = Vec::new();
         tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut answer))

@@ -434,11 +434,20 @@ fn problems_quote_the_request_cut_short() {
         "{found:?}"
     );
     for error in &found {
-        assert!(error.message.len() < 400, "{} bytes: {}", error.message.len(), error.message);
+        assert!(
+            error.message.len() < 400,
+            "{} bytes: {}",
+            error.message.len(),
+            error.message
+        );
         assert!(error.path.len() < 200, "{} bytes: {}", error.path.len(), error.path);
         assert!(!error.message.contains(&huge[..1000]), "{}", error.message);
     }
-    assert!(found[0].path.starts_with("xxxx") && found[0].path.ends_with('…'), "{}", found[0].path);
+    assert!(
+        found[0].path.starts_with("xxxx") && found[0].path.ends_with('…'),
+        "{}",
+        found[0].path
+    );
     assert!(found[1].path.starts_with("questions[0].qxxx"), "{}", found[1].path);
     assert_eq!(found[2].path, "questions[0].id");
     assert!(found[2].message.starts_with("The id \"axxx"), "{}", found[2].message);

@@ -1,9 +1,9 @@
 //! The one error type of the HTTP API: a stable code, a status, a sentence,
 //! and the JSON path when a value is to blame.
 
+use askgate_core::text::{Limit, excerpt};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use askgate_core::text::{Limit, excerpt};
 use serde_json::json;
 
 /// An error as the API reports it: `{"error": {"code", "message", "path"?}}`.

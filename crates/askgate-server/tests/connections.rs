@@ -429,13 +429,21 @@ fn refused_before_the_body() -> Vec<(&'static str, String, u16)> {
             without_body(&format!("/web/{KEY}/api/questions/not.an.id/answer"), &[]),
             404,
         ),
-        ("a webhook without its secret header", without_body("/hook/secret", &[]), 401),
+        (
+            "a webhook without its secret header",
+            without_body("/hook/secret", &[]),
+            401,
+        ),
         (
             "a webhook with a wrong secret header",
             without_body("/hook/secret", &[("X-Hook-Secret", "wrong")]),
             401,
         ),
-        ("a webhook without its signature header", without_body("/hook/signed", &[]), 401),
+        (
+            "a webhook without its signature header",
+            without_body("/hook/signed", &[]),
+            401,
+        ),
         ("/v1 without a token", without_body("/v1/questions", &[]), 401),
         (
             "/v1 with a wrong token",
@@ -463,8 +471,14 @@ fn waiting_for_the_body() -> Vec<(&'static str, String)> {
             "a webhook with a signature header",
             without_body("/hook/signed", &[("X-Signature", "{}")]),
         ),
-        ("/v1 with the token", without_body("/v1/questions", &[("Authorization", &bearer)])),
-        ("/mcp with the token", without_body("/mcp", &[("Authorization", &bearer), MCP_ACCEPT])),
+        (
+            "/v1 with the token",
+            without_body("/v1/questions", &[("Authorization", &bearer)]),
+        ),
+        (
+            "/mcp with the token",
+            without_body("/mcp", &[("Authorization", &bearer), MCP_ACCEPT]),
+        ),
     ]
 }
 
@@ -534,8 +548,14 @@ async fn a_caller_is_refused_before_its_body_and_a_body_that_never_comes_is_cut_
         assert!(text.starts_with("HTTP/1.1 408 "), "{what}: {text}");
         assert!(text.contains("connection: close"), "{what}: {text}");
         assert!(text.contains(r#""code":"body_timeout""#), "{what}: {text}");
-        assert!(took >= body_timeout - Duration::from_millis(50), "{what}: cut after {took:?}");
-        assert!(took < body_timeout + Duration::from_secs(1), "{what}: cut after {took:?}");
+        assert!(
+            took >= body_timeout - Duration::from_millis(50),
+            "{what}: cut after {took:?}"
+        );
+        assert!(
+            took < body_timeout + Duration::from_secs(1),
+            "{what}: cut after {took:?}"
+        );
     }
 
     // A body dripped a byte at a time is cut off at the deadline all the same.
@@ -567,7 +587,10 @@ async fn a_caller_is_refused_before_its_body_and_a_body_that_never_comes_is_cut_
     stream.write_all(b"}").await.unwrap();
     let (status, body) = read_response(&mut stream, BOUND).await;
     assert_eq!(status, "HTTP/1.1 404 Not Found", "{body}");
-    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["error"]["code"], "not_found");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["error"]["code"],
+        "not_found"
+    );
 }
 
 /// The probe's attack, and more: 5,000 connections each declaring a body it

@@ -572,7 +572,11 @@ async fn error_bodies_quote_the_request_cut_short() {
         }
     };
     let check = |what: &str, (status, size, body): (StatusCode, usize, Value), expected: (StatusCode, &str)| {
-        assert_eq!((status, body["error"]["code"].as_str()), (expected.0, Some(expected.1)), "{what}: {body}");
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (expected.0, Some(expected.1)),
+            "{what}: {body}"
+        );
         assert!(size < 1024, "{what}: an error body of {size} bytes");
         assert!(!body.to_string().contains(&huge[..100]), "{what}: {body}");
         body
@@ -612,7 +616,11 @@ async fn error_bodies_quote_the_request_cut_short() {
             .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
             .body(Body::empty())
             .unwrap();
-        check("a 60 KB route", sent(request).await, (StatusCode::NOT_FOUND, "not_found"));
+        check(
+            "a 60 KB route",
+            sent(request).await,
+            (StatusCode::NOT_FOUND, "not_found"),
+        );
     }
 
     let (_, created) = send(

@@ -220,7 +220,10 @@ mod tests {
     fn headers(signature: Option<&str>, timestamp: Option<String>) -> HeaderMap {
         let mut headers = HeaderMap::new();
         if let Some(signature) = signature {
-            headers.insert("x-slack-signature", HeaderValue::from_str(signature).unwrap_or_else(|_| unreachable!()));
+            headers.insert(
+                "x-slack-signature",
+                HeaderValue::from_str(signature).unwrap_or_else(|_| unreachable!()),
+            );
         }
         if let Some(timestamp) = timestamp {
             headers.insert(

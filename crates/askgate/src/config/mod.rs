@@ -37,6 +37,8 @@ pub(crate) struct Config {
     pub(crate) connections: askgate_server::ConnectionLimits,
     /// `[mcp] wait_seconds`: the longest an MCP tool call waits for an answer.
     pub(crate) mcp_wait: Duration,
+    /// `[mcp] max_sessions_per_token`: the most `/mcp` sessions one agent token holds.
+    pub(crate) mcp_max_sessions: usize,
     /// `[store]`: where questions are kept.
     pub(crate) store: StoreConfig,
     /// `[store] retention_days`: how long ended questions and remembered
@@ -120,6 +122,7 @@ struct RawLimits {
 #[derive(Debug, Default, Deserialize)]
 struct RawMcp {
     wait_seconds: Option<u64>,
+    max_sessions_per_token: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -233,6 +236,21 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
         }
         Some(seconds) => Duration::from_secs(seconds),
     };
+    let mcp_max_sessions = match raw.mcp.max_sessions_per_token {
+        None => askgate_server::mcp::DEFAULT_MAX_SESSIONS_PER_TOKEN,
+        Some(0) => {
+            check.problem(
+                "mcp.max_sessions_per_token",
+                "0 sessions would refuse every MCP client.",
+                format!(
+                    "use {}, the default, or more when many agents share one token.",
+                    askgate_server::mcp::DEFAULT_MAX_SESSIONS_PER_TOKEN
+                ),
+            );
+            askgate_server::mcp::DEFAULT_MAX_SESSIONS_PER_TOKEN
+        }
+        Some(count) => usize::try_from(count).unwrap_or(usize::MAX),
+    };
 
     let store = store(&raw.store, &data_dir, &mut check);
     let retention = match raw.store.retention_days.unwrap_or(DEFAULT_RETENTION_DAYS) {
@@ -327,6 +345,7 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
         limits,
         connections,
         mcp_wait,
+        mcp_max_sessions,
         store,
         retention,
         agents,
@@ -808,6 +827,19 @@ mod tests {
             ["mcp.wait_seconds"]
         );
         assert_eq!(problems(&format!("[mcp]\nwait = 5\n{rest}")), ["mcp.wait"]);
+    }
+
+    #[test]
+    fn the_mcp_session_cap_is_read_defaults_to_32_and_0_is_refused() {
+        let rest =
+            "[agents.a]\nrecipients = [\"*\"]\n[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n";
+        assert_eq!(parse(rest, &no_env).unwrap().mcp_max_sessions, 32);
+        let config = parse(&format!("[mcp]\nmax_sessions_per_token = 3\n{rest}"), &no_env).unwrap();
+        assert_eq!(config.mcp_max_sessions, 3);
+        assert_eq!(
+            problems(&format!("[mcp]\nmax_sessions_per_token = 0\n{rest}")),
+            ["mcp.max_sessions_per_token"]
+        );
     }
 
     #[test]
