@@ -1,6 +1,8 @@
 //! Slow and idle clients against the real `askgate serve` (`tests/support`):
-//! hundreds of silent connections must not stop it answering, and SIGTERM
-//! must end it within the shutdown deadline however many clients stay silent.
+//! hundreds of silent connections must not stop it answering, SIGTERM
+//! must end it within the shutdown deadline however many clients stay silent,
+//! and a body declared and never sent is refused at once without the page's
+//! key, and cut off at `[server] body_timeout_seconds` with it.
 #![allow(
     clippy::print_stdout,
     reason = "a test's report goes to its captured stdout, shown by `--nocapture` and on failure"
@@ -11,7 +13,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::{AGENT_TOKEN, Server};
+use support::{AGENT_TOKEN, ME_KEY, Server};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
@@ -100,4 +102,40 @@ async fn silent_clients_neither_starve_healthz_nor_hold_up_shutdown() {
         "{SILENT} silent connections: /healthz answered in {to_healthz:?}; \
          SIGTERM to exit {to_exit:?} (deadline {SHUTDOWN_DEADLINE:?})"
     );
+}
+
+/// `server.body_timeout_seconds` as the configuration sets it: a page answer
+/// that declares a body and never sends it is answered `404` at once with a
+/// wrong key, and `408 body_timeout` at the deadline with the right one; each
+/// connection is closed with its answer.
+#[tokio::test]
+async fn a_body_never_sent_is_refused_at_once_without_the_key_and_cut_off_with_it() {
+    let server = Server::start_with("body_timeout_seconds = 1\n", "");
+    let address = server.base().trim_start_matches("http://").to_owned();
+    let question = "01J00000000000000000000000";
+    for (key, status, at_least, at_most) in [
+        ("not-the-key", "404", Duration::ZERO, Duration::from_millis(500)),
+        (ME_KEY, "408", Duration::from_millis(900), Duration::from_millis(2500)),
+    ] {
+        let mut stream = TcpStream::connect(&address).await.expect("askgate accepts");
+        let request = format!(
+            "POST /web/{key}/api/questions/{question}/answer HTTP/1.1\r\nHost: askgate\r\n\
+             Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+        );
+        stream
+            .write_all(request.as_bytes())
+            .await
+            .expect("the headers are sent");
+        let started = Instant::now();
+        let mut answer = Vec::new();
+        tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut answer))
+            .await
+            .expect("the connection is closed")
+            .expect("the answer is read");
+        let took = started.elapsed();
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with(&format!("HTTP/1.1 {status} ")), "{answer}");
+        assert!((at_least..at_most).contains(&took), "{status} after {took:?}");
+        println!("a body never sent, {status}: answered and closed after {took:?}");
+    }
 }

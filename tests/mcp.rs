@@ -31,7 +31,10 @@
 //! (`notifications/cancelled`) → the question is `cancelled` while the
 //! session lives on, and the session may ask again; a second `ask_user`
 //! while one waits → `question_pending`, and `cancel_question` ends the
-//! first; no token or a wrong one → 401 (streamable HTTP).
+//! first; no token or a wrong one → 401 (streamable HTTP). Every session the
+//! SDK opens it closes without a warning: its log (on the client's stderr)
+//! never says "Session termination failed" (askgate's `DELETE /mcp` answers
+//! 204; rmcp's 202 made the SDK warn on every close).
 //!
 //! Bounded: each scenario ends within 30 s in the script, each run within
 //! `RUN_TIMEOUT`; a run takes about 10 s.
@@ -636,6 +639,9 @@ async fn suite(transport: Transport, mode: Mode) {
     if matches!(transport, Transport::Http) {
         check_no_token(&mut checks, &run);
     }
+    checks.check("closing", !run.stderr.contains("Session termination failed"), || {
+        "the SDK could not end a session (its log says \"Session termination failed\")".to_owned()
+    });
     checks.finish(&run, &mut server);
 }
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import time
 import traceback
@@ -351,6 +352,9 @@ SCENARIOS = ["list_tools", "answered", "pending_then_await", "validation", "canc
 
 
 async def main() -> None:
+    # The SDK's warnings (such as "Session termination failed: 202" when it
+    # closes a session) go to stderr, which the test reads.
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(name)s %(levelname)s: %(message)s")
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--transport", choices=["http", "stdio"], required=True)
     parser.add_argument("--mode", choices=["auto", "legacy"], required=True)

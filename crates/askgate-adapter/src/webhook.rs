@@ -1,6 +1,10 @@
 //! Webhook routes in askgate's own HTTP server, authenticated before
 //! anything is decoded (`docs/adapter-spec.md` §4.8): a request that fails
-//! its [`Verifier`] gets 401 and changes nothing.
+//! its [`Verifier`] gets 401 and changes nothing. What the headers alone can
+//! prove wrong ([`Verifier::check_headers`]: a missing or wrong secret
+//! header, missing or malformed signature headers, a stale timestamp) is
+//! refused before a byte of the body is read, so that a client that is not
+//! the platform cannot hold a connection by declaring a body it never sends.
 //!
 //! Each platform proves its requests its own way (Telegram a secret header,
 //! Discord an Ed25519 signature, Slack an HMAC over a timestamped body); the
@@ -11,6 +15,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
+use axum::extract::{FromRequest as _, Request};
 use axum::http::{HeaderMap, HeaderName, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -24,6 +29,14 @@ pub struct Unverified(pub &'static str);
 
 /// Checks that a webhook request comes from the platform.
 pub trait Verifier: Send + Sync + 'static {
+    /// `Err` when `headers` alone show the platform did not send the
+    /// request; checked before the body is read. The default finds nothing
+    /// wrong: a verifier that needs the body says so in [`Verifier::verify`].
+    fn check_headers(&self, headers: &HeaderMap) -> Result<(), Unverified> {
+        let _ = headers;
+        Ok(())
+    }
+
     /// `Ok` when `headers` and the raw `body` prove the platform sent it.
     fn verify(&self, headers: &HeaderMap, body: &[u8]) -> Result<(), Unverified>;
 }
@@ -56,7 +69,7 @@ impl std::fmt::Debug for SecretHeader {
 }
 
 impl Verifier for SecretHeader {
-    fn verify(&self, headers: &HeaderMap, _body: &[u8]) -> Result<(), Unverified> {
+    fn check_headers(&self, headers: &HeaderMap) -> Result<(), Unverified> {
         let presented = headers
             .get(&self.header)
             .map(axum::http::HeaderValue::as_bytes)
@@ -67,16 +80,23 @@ impl Verifier for SecretHeader {
             Err(Unverified("the secret header is missing or wrong"))
         }
     }
+
+    fn verify(&self, headers: &HeaderMap, _body: &[u8]) -> Result<(), Unverified> {
+        // The body proves nothing more; the route has checked the headers
+        // already, and checking them again keeps `verify` whole on its own.
+        self.check_headers(headers)
+    }
 }
 
 /// The largest webhook body askgate reads: platforms send a few kilobytes
 /// (a Slack interaction with a whole message is the largest, under 100 KB).
-/// A larger body is refused with 413 before anything else is looked at.
+/// A larger body is refused with 413 once the headers pass, before it is read.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
-/// `POST path` for channel `channel`: each request's body bounded by
-/// [`MAX_BODY_BYTES`], verified by `verifier`, then given to `handler` with
-/// its headers and raw body.
+/// `POST path` for channel `channel`: each request's headers checked by
+/// `verifier` ([`Verifier::check_headers`]) before its body is read, the
+/// body bounded by [`MAX_BODY_BYTES`] and verified with the headers, then
+/// given to `handler` with its headers and raw body.
 pub fn route<V, H, Fut>(channel: &str, path: &str, verifier: V, handler: H) -> Router
 where
     V: Verifier,
@@ -87,12 +107,25 @@ where
     let channel: Arc<str> = Arc::from(channel);
     Router::new().route(
         path,
-        post(move |headers: HeaderMap, body: Bytes| {
+        post(move |request: Request| {
             let (verifier, channel, handler) = (Arc::clone(&verifier), Arc::clone(&channel), handler.clone());
             async move {
-                if let Err(reason) = verifier.verify(&headers, &body) {
+                let refused = |reason: Unverified| {
                     warn!(channel = %channel, %reason, "a webhook request was refused");
-                    return StatusCode::UNAUTHORIZED.into_response();
+                    StatusCode::UNAUTHORIZED.into_response()
+                };
+                if let Err(reason) = verifier.check_headers(request.headers()) {
+                    return refused(reason);
+                }
+                let headers = request.headers().clone();
+                // 413 past the limit, 400 for a body cut off (by the
+                // server's body deadline, or a client gone).
+                let body = match Bytes::from_request(request, &()).await {
+                    Ok(body) => body,
+                    Err(rejection) => return rejection.into_response(),
+                };
+                if let Err(reason) = verifier.verify(&headers, &body) {
+                    return refused(reason);
                 }
                 handler(headers, body).await
             }
@@ -103,6 +136,8 @@ where
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use axum::body::Body;
     use axum::http::Request;
     use tower::ServiceExt as _;
@@ -133,6 +168,49 @@ mod tests {
         assert_eq!(status(&router, Some("s3cret-value")).await, StatusCode::ACCEPTED);
         assert_eq!(status(&router, Some("s3cret-valuE")).await, StatusCode::UNAUTHORIZED);
         assert_eq!(status(&router, None).await, StatusCode::UNAUTHORIZED);
+    }
+
+    /// A body that never arrives: a client that declared one and sends nothing.
+    struct NeverSent;
+
+    impl axum::body::HttpBody for NeverSent {
+        type Data = Bytes;
+        type Error = std::convert::Infallible;
+
+        fn poll_frame(
+            self: std::pin::Pin<&mut Self>,
+            _context: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+            std::task::Poll::Pending
+        }
+    }
+
+    #[tokio::test]
+    async fn the_headers_are_checked_before_a_byte_of_the_body_is_read() {
+        let verifier = SecretHeader::new(HeaderName::from_static("x-secret"), "s3cret-value");
+        let router = route("test", "/hook", verifier, |_, _| async move {
+            panic!("a request whose body never came never reaches the handler")
+        });
+        let request = |secret: Option<&str>| {
+            let mut request = Request::post("/hook");
+            if let Some(secret) = secret {
+                request = request.header("x-secret", secret);
+            }
+            request.body(Body::new(NeverSent)).unwrap_or_else(|_| unreachable!())
+        };
+        for refused in [None, Some("wrong")] {
+            let answer = tokio::time::timeout(Duration::from_secs(1), router.clone().oneshot(request(refused))).await;
+            let status = answer.ok().and_then(Result::ok).map(|response| response.status());
+            assert_eq!(status, Some(StatusCode::UNAUTHORIZED), "secret {refused:?}");
+        }
+        // With the secret, the route waits for the body (the server's body
+        // deadline ends that wait).
+        let waiting = tokio::time::timeout(
+            Duration::from_millis(200),
+            router.oneshot(request(Some("s3cret-value"))),
+        )
+        .await;
+        assert!(waiting.is_err(), "the body was not waited for");
     }
 
     #[tokio::test]

@@ -127,6 +127,23 @@ pub fn ellipsize(text: &str, max: usize) -> String {
     format!("{}…", truncate_graphemes(text, max.saturating_sub(1)).trim_end())
 }
 
+/// The most characters of a request's own text an error message quotes
+/// ([`excerpt`]).
+pub const EXCERPT_CHARS: usize = 64;
+
+/// `text` as an error message may quote it: whole up to [`EXCERPT_CHARS`]
+/// code points, otherwise its start with `…`, never a user-perceived
+/// character split (a cluster longer than the excerpt is left out whole). An
+/// error names what is wrong; it does not hand a 60 KB id back.
+pub fn excerpt(text: &str) -> String {
+    // Only the start is looked at: the text may be as large as the request.
+    let head = text
+        .char_indices()
+        .nth(EXCERPT_CHARS + 1)
+        .map_or(text, |(at, _)| &text[..at]);
+    Limit::code_points(EXCERPT_CHARS).ellipsize(head)
+}
+
 /// How a platform counts the length of a text: each platform's limits are
 /// published in one of these, and a limit counted in another unit is broken
 /// by the texts where the two differ (an emoji family is one grapheme, seven
@@ -298,6 +315,21 @@ mod tests {
         assert_eq!(truncate_graphemes(&text, 12), format!("{}{family}", "a".repeat(11)));
         assert_eq!(truncate_graphemes("e\u{301}e\u{301}", 1), "e\u{301}");
         assert_eq!(truncate_graphemes("short", 12), "short");
+    }
+
+    #[test]
+    fn an_excerpt_is_bounded_whatever_the_text() {
+        assert_eq!(excerpt("deploy_target"), "deploy_target");
+        let exact = "x".repeat(EXCERPT_CHARS);
+        assert_eq!(excerpt(&exact), exact);
+        let cut = excerpt(&"x".repeat(60_000));
+        assert_eq!(char_len(&cut), EXCERPT_CHARS);
+        assert!(cut.ends_with('…'));
+        // One user-perceived character of 60,000 code points is not split.
+        let cluster = format!("a{}", "\u{301}".repeat(60_000));
+        assert_eq!(excerpt(&cluster), "…");
+        let emoji = "👩‍👩‍👧‍👦".repeat(100);
+        assert!(char_len(&excerpt(&emoji)) <= EXCERPT_CHARS);
     }
 
     #[test]

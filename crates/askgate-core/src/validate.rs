@@ -15,7 +15,7 @@ use crate::request::{
     MAX_OPTIONS, MAX_QUESTION_CHARS, MAX_QUESTIONS, MAX_TIMEOUT_SECONDS, MIN_OPTIONS, MIN_QUESTIONS,
     MIN_TIMEOUT_SECONDS, Question, QuestionOption,
 };
-use crate::text::{char_len, clean_field, normalize, truncate_graphemes};
+use crate::text::{char_len, clean_field, excerpt, normalize, truncate_graphemes};
 
 /// The stable code of a validation problem. Scripts and agents match on
 /// these; a code is never renamed.
@@ -204,9 +204,11 @@ fn object<'v>(
         return None;
     };
     for key in map.keys().filter(|key| !known.contains(&key.as_str())) {
+        // The name is the request's: quoted and put in the path cut short.
+        let key = excerpt(key);
         errors.push(
             ErrorCode::UnknownField,
-            &field_path(path, key),
+            &field_path(path, &key),
             format!(
                 "Unknown field \"{key}\"; the known fields here are {}.",
                 known.join(", ")
@@ -365,7 +367,8 @@ fn read_id(map: &Map<String, Value>, parent: &str, errors: &mut Errors) -> Optio
             ErrorCode::InvalidId,
             &path,
             format!(
-                "The id \"{id}\" must be snake_case (a lowercase letter, then lowercase letters, digits or _), at most {MAX_ID_CHARS} characters."
+                "The id \"{}\" must be snake_case (a lowercase letter, then lowercase letters, digits or _), at most {MAX_ID_CHARS} characters.",
+                excerpt(id)
             ),
         );
         return None;
@@ -551,7 +554,7 @@ fn read_timeout(value: Option<&Value>, errors: &mut Errors) -> Option<u32> {
             Some(clamped as u32)
         }
         _ => {
-            let given = value.map_or_else(String::new, Value::to_string);
+            let given = excerpt(&value.map_or_else(String::new, Value::to_string));
             errors.push(
                 ErrorCode::InvalidTimeout,
                 path,

@@ -416,3 +416,39 @@ fn text_that_is_not_json_is_invalid_json() {
     );
     assert!(validate_json(&valid().to_string()).is_ok());
 }
+
+/// An error quotes what it blames, never more than an excerpt of it: a
+/// 60 KB id, field name or timeout is named in a few dozen characters.
+#[test]
+fn problems_quote_the_request_cut_short() {
+    let huge = "x".repeat(60_000);
+    let mut request = one(question(&format!("a{huge}"), &["A", "B"]));
+    request[&huge] = json!(1);
+    request["questions"][0][format!("q{huge}")] = json!(1);
+    request["timeoutSeconds"] = json!(huge);
+    let found = errors(&request).errors;
+    let codes: Vec<&str> = found.iter().map(|error| error.code.as_str()).collect();
+    assert_eq!(
+        codes,
+        ["unknown_field", "unknown_field", "invalid_id", "invalid_timeout"],
+        "{found:?}"
+    );
+    for error in &found {
+        assert!(
+            error.message.len() < 400,
+            "{} bytes: {}",
+            error.message.len(),
+            error.message
+        );
+        assert!(error.path.len() < 200, "{} bytes: {}", error.path.len(), error.path);
+        assert!(!error.message.contains(&huge[..1000]), "{}", error.message);
+    }
+    assert!(
+        found[0].path.starts_with("xxxx") && found[0].path.ends_with('…'),
+        "{}",
+        found[0].path
+    );
+    assert!(found[1].path.starts_with("questions[0].qxxx"), "{}", found[1].path);
+    assert_eq!(found[2].path, "questions[0].id");
+    assert!(found[2].message.starts_with("The id \"axxx"), "{}", found[2].message);
+}

@@ -39,6 +39,24 @@ impl Ed25519 {
 }
 
 impl Verifier for Ed25519 {
+    /// Both signature headers present, the signature 128 hex digits and the
+    /// timestamp a number: a request that fails these is refused before its
+    /// body is read.
+    fn check_headers(&self, headers: &HeaderMap) -> Result<(), Unverified> {
+        let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+        let (Some(signature), Some(timestamp)) = (header("x-signature-ed25519"), header("x-signature-timestamp"))
+        else {
+            return Err(Unverified("the signature headers are missing"));
+        };
+        if signature.len() != 128 || !signature.bytes().all(|byte| byte.is_ascii_hexdigit()) {
+            return Err(Unverified("the signature is not 128 hex digits"));
+        }
+        if timestamp.is_empty() || !timestamp.bytes().all(|byte| byte.is_ascii_digit()) {
+            return Err(Unverified("the timestamp is not a number"));
+        }
+        Ok(())
+    }
+
     fn verify(&self, headers: &HeaderMap, body: &[u8]) -> Result<(), Unverified> {
         let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
         let (Some(signature), Some(timestamp)) = (header("x-signature-ed25519"), header("x-signature-timestamp"))
@@ -107,6 +125,30 @@ pub fn router(path: &str, driver: Driver<DiscordChannel>, verifier: Ed25519) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the headers alone prove wrong is refused before the body is read.
+    #[test]
+    fn missing_or_malformed_signature_headers_are_refused_from_the_headers() {
+        let verifier = Ed25519::new(&"e".repeat(64)).unwrap_or_else(|| unreachable!());
+        let check = |signature: Option<&str>, timestamp: Option<&str>| {
+            let mut headers = HeaderMap::new();
+            for (name, value) in [("x-signature-ed25519", signature), ("x-signature-timestamp", timestamp)] {
+                if let Some(value) = value {
+                    let value = axum::http::HeaderValue::from_str(value).unwrap_or_else(|_| unreachable!());
+                    headers.insert(name, value);
+                }
+            }
+            verifier.check_headers(&headers).is_ok()
+        };
+        let good = "ab".repeat(64);
+        assert!(check(Some(&good), Some("1700000000")));
+        assert!(!check(None, Some("1700000000")));
+        assert!(!check(Some(&good), None));
+        assert!(!check(Some("abcd"), Some("1700000000")));
+        assert!(!check(Some(&"zz".repeat(64)), Some("1700000000")));
+        assert!(!check(Some(&good), Some("hello")));
+        assert!(!check(Some(&good), Some("")));
+    }
 
     #[test]
     fn public_keys_are_64_hex_digits() {

@@ -970,10 +970,12 @@ fn direct_answers(request: &AskRequest, items: Vec<DirectItem>, progress: &Answe
     let invalid = |path: String, message: String| EngineError::InvalidAnswer { path, message };
     let mut answers = Answers::new();
     for item in items {
-        let path = format!("answers.{}", item.id);
-        let question = request
-            .question(&item.id)
-            .ok_or_else(|| invalid(path.clone(), format!("There is no question \"{}\".", item.id)))?;
+        // An id the request does not have is the caller's text: named by an excerpt.
+        let path = format!("answers.{}", askgate_core::text::excerpt(&item.id));
+        let question = request.question(&item.id).ok_or_else(|| {
+            let id = askgate_core::text::excerpt(&item.id);
+            invalid(path.clone(), format!("There is no question \"{id}\"."))
+        })?;
         let mut chosen: Vec<usize> = item.options.clone();
         chosen.sort_unstable();
         chosen.dedup();

@@ -61,7 +61,10 @@ impl Agent {
             Err(ApiError::new(
                 StatusCode::FORBIDDEN,
                 "recipient_not_allowed",
-                format!("This agent token may not ask \"{recipient}\"."),
+                format!(
+                    "This agent token may not ask \"{}\".",
+                    askgate_core::text::excerpt(recipient)
+                ),
             )
             .at("to"))
         }

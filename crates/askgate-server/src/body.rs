@@ -6,8 +6,15 @@ use axum::extract::{FromRequest, Request};
 use axum::http::{StatusCode, header};
 use serde::de::DeserializeOwned;
 
+use askgate_core::text::{Limit, excerpt};
+
 use crate::AppState;
 use crate::error::ApiError;
+
+/// The most characters of serde's account of a body it could not read that
+/// an error passes on: enough for "unknown field `x`, expected `answers` at
+/// line 1 column 9" with a name of a few dozen characters.
+const SERDE_MESSAGE_CHARS: usize = 160;
 
 /// A JSON request body.
 #[derive(Debug, Clone)]
@@ -53,11 +60,32 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
             }
         })?;
         serde_json::from_slice(&bytes).map(Self).map_err(|error| {
+            // serde's sentence quotes the body (an unknown field's name, a
+            // string of the wrong type): each quote is cut to an excerpt,
+            // and the sentence to its start.
+            let said = excerpt_quotes(&excerpt_quotes(&error.to_string(), '`'), '"');
+            let said = Limit::code_points(SERDE_MESSAGE_CHARS).ellipsize(&said);
             ApiError::new(
                 StatusCode::BAD_REQUEST,
                 "invalid_json",
-                format!("The body is not valid JSON: {error}."),
+                format!("The body is not valid JSON: {said}."),
             )
         })
     }
+}
+
+/// `said` with what stands between each pair of `quote`s cut to an excerpt.
+fn excerpt_quotes(said: &str, quote: char) -> String {
+    let mut shortened = String::with_capacity(said.len().min(1024));
+    for (index, part) in said.split(quote).enumerate() {
+        if index > 0 {
+            shortened.push(quote);
+        }
+        if index % 2 == 1 {
+            shortened.push_str(&excerpt(part));
+        } else {
+            shortened.push_str(part);
+        }
+    }
+    shortened
 }

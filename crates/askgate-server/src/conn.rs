@@ -1,7 +1,8 @@
 //! Accepting and running connections: the accept loop, the connection cap,
-//! the header-read and idle keep-alive timeouts, and the shutdown deadline.
+//! the header-read, body and idle keep-alive timeouts, and the shutdown
+//! deadline.
 //!
-//! This replaces `axum::serve`, which has none of the four: a client that
+//! This replaces `axum::serve`, which has none of them: a client that
 //! opened a connection and sent nothing held it (and a file descriptor)
 //! forever, and kept the process alive after the shutdown signal.
 //!
@@ -18,6 +19,15 @@
 //!   request is in flight (from its headers to the last byte of its
 //!   response): `POST /v1/ask`, `?wait=N` and server-sent events may take as
 //!   long as they need.
+//! - **Body deadline.** A request's body must have arrived
+//!   [`ConnectionLimits::body_timeout`] after its headers: a route still
+//!   waiting for it then gets an error from the body, and the client gets
+//!   `408 body_timeout` and the connection is closed. A client that declares
+//!   a body and never sends it (`Content-Length: 1000`, then nothing) holds a
+//!   connection that long at most, and only on a route that reads the body:
+//!   routes check the caller (a page's key, a bearer token, a webhook's
+//!   secret header) before they read it, and a refused request's unread body
+//!   closes its connection with the answer.
 //! - **Shutdown.** Once the shutdown future completes, nothing more is
 //!   accepted, connections without a request in flight close at once,
 //!   in-flight requests may finish, and after
@@ -32,13 +42,15 @@ use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::{Pin, pin};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes, HttpBody};
-use axum::http::{Request, Response};
+use axum::http::{HeaderValue, Request, Response, header};
+use axum::response::IntoResponse as _;
 use http_body::{Frame, SizeHint};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
@@ -59,6 +71,10 @@ pub struct ConnectionLimits {
     /// How long a kept-alive connection may wait, with no request in flight,
     /// for its next request.
     pub idle_timeout: Duration,
+    /// How long a request's body may take to arrive, counted from its
+    /// headers; a request still sending it then gets 408 and its connection
+    /// is closed.
+    pub body_timeout: Duration,
     /// How many connections are served at once; more wait to be accepted
     /// until one closes. At least 1.
     pub max_connections: usize,
@@ -68,13 +84,15 @@ pub struct ConnectionLimits {
 }
 
 impl Default for ConnectionLimits {
-    /// 10 s for headers, 60 s idle, 4,096 connections (room for 1,000 agents
-    /// waiting on answers, their pollers and the people's pages), 10 s to
-    /// shut down.
+    /// 10 s for headers, 10 s for a body (askgate's bodies are at most
+    /// 64 KiB, a webhook's 1 MiB), 60 s idle, 4,096 connections (room for
+    /// 1,000 agents waiting on answers, their pollers and the people's
+    /// pages), 10 s to shut down.
     fn default() -> Self {
         Self {
             header_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
+            body_timeout: Duration::from_secs(10),
             max_connections: 4096,
             shutdown_deadline: Duration::from_secs(10),
         }
@@ -305,6 +323,8 @@ impl Connection {
         let service = ConnectionService {
             router: self.router.clone(),
             activity: Arc::clone(&self.activity),
+            body_timeout: self.limits.body_timeout,
+            peer,
         };
         // hyper's own header_read_timeout is off: in hyper 1.12 its timer
         // also starts the moment a kept-alive connection goes idle, so it
@@ -489,11 +509,14 @@ impl Drop for InFlight {
     }
 }
 
-/// The router as a hyper service that marks each request in flight.
+/// The router as a hyper service that marks each request in flight and
+/// holds its body to the body deadline.
 #[derive(Clone)]
 struct ConnectionService {
     router: Router,
     activity: Arc<Activity>,
+    body_timeout: Duration,
+    peer: SocketAddr,
 }
 
 impl hyper::service::Service<Request<Incoming>> for ConnectionService {
@@ -504,13 +527,101 @@ impl hyper::service::Service<Request<Incoming>> for ConnectionService {
     fn call(&self, request: Request<Incoming>) -> Self::Future {
         let in_flight = self.activity.begin();
         let router = self.router.clone();
+        let timed_out = Arc::new(AtomicBool::new(false));
+        let deadline = Instant::now() + self.body_timeout;
+        let (body_timeout, peer) = (self.body_timeout, self.peer);
+        let request = request.map(|body| {
+            Body::new(DeadlineBody {
+                body,
+                deadline,
+                timer: None,
+                timed_out: Arc::clone(&timed_out),
+            })
+        });
         Box::pin(async move {
-            let response = router.oneshot(request.map(Body::new)).await?;
+            let mut response = router.oneshot(request).await?;
+            if timed_out.load(Ordering::Acquire) {
+                // Whatever the route made of its body's error, the client is
+                // told the one thing that happened, and the connection, whose
+                // read side is mid-body, is closed.
+                tracing::debug!(%peer, "a request's body did not arrive in time; answered 408");
+                response = body_timed_out(body_timeout);
+            }
             Ok(response.map(|body| TrackedBody {
                 body,
                 _in_flight: in_flight,
             }))
         })
+    }
+}
+
+/// `408 body_timeout`, closing the connection.
+fn body_timed_out(body_timeout: Duration) -> Response<Body> {
+    let seconds = body_timeout.as_secs_f64();
+    let mut response = crate::ApiError::new(
+        axum::http::StatusCode::REQUEST_TIMEOUT,
+        "body_timeout",
+        format!(
+            "The request's body did not arrive within {seconds} s of its headers \
+             (server.body_timeout_seconds); send the whole body at once."
+        ),
+    )
+    .into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
+}
+
+/// Why a request's body ended in an error: the body deadline passed while
+/// the client was still sending it.
+#[derive(Debug, thiserror::Error)]
+#[error("the request body did not arrive before the body deadline")]
+struct BodyTimedOut;
+
+/// A request's body that fails with [`BodyTimedOut`] once `deadline` has
+/// passed while the client is still sending it; what has arrived is always
+/// passed on, however late it is read.
+// Written by hand: tower-http's `TimeoutBody` times each frame on its own,
+// so a client sending a byte every few seconds would never be cut off.
+struct DeadlineBody {
+    body: Incoming,
+    deadline: Instant,
+    /// Started the first time the body has nothing to give: most bodies
+    /// arrive with their headers and never need one.
+    timer: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// Set when the deadline cut the body off (read by [`ConnectionService`]).
+    timed_out: Arc<AtomicBool>,
+}
+
+impl HttpBody for DeadlineBody {
+    type Data = Bytes;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = self.get_mut();
+        if let Poll::Ready(frame) = Pin::new(&mut this.body).poll_frame(context) {
+            return Poll::Ready(frame.map(|frame| frame.map_err(Into::into)));
+        }
+        let deadline = this.deadline;
+        let timer = this
+            .timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        match timer.as_mut().poll(context) {
+            Poll::Ready(()) => {
+                this.timed_out.store(true, Ordering::Release);
+                Poll::Ready(Some(Err(Box::new(BodyTimedOut))))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
     }
 }
 

@@ -1,6 +1,7 @@
 //! The one error type of the HTTP API: a stable code, a status, a sentence,
 //! and the JSON path when a value is to blame.
 
+use askgate_core::text::{Limit, excerpt};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
@@ -126,7 +127,7 @@ impl From<askgate_engine::EngineError> for ApiError {
             EngineError::UnknownRecipient(name) => Self::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "unknown_recipient",
-                format!("No recipient named \"{name}\" is configured."),
+                format!("No recipient named \"{}\" is configured.", excerpt(&name)),
             )
             .at("to"),
             EngineError::SubagentNotAllowed => Self::new(
@@ -179,8 +180,34 @@ const RETRY_AFTER_SECONDS: &str = "5";
 /// were when there were more).
 pub const MAX_LISTED_PROBLEMS: usize = 50;
 
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
+/// The longest message an error carries, in characters: ours are one or two
+/// sentences, quoting the request only as an excerpt ([`excerpt`]).
+const MAX_MESSAGE_CHARS: usize = 400;
+
+/// The longest JSON path an error carries, in characters: askgate's paths
+/// are short, and a name from the request in one is an excerpt.
+const MAX_PATH_CHARS: usize = 200;
+
+impl ApiError {
+    /// The error with its message and path, and its problems' (the first
+    /// [`MAX_LISTED_PROBLEMS`] of them, the only ones shown), within
+    /// [`MAX_MESSAGE_CHARS`] and [`MAX_PATH_CHARS`]: whatever a message quotes,
+    /// from the request or from a library, an error body stays small.
+    #[must_use]
+    pub fn bounded(mut self) -> Self {
+        let message = Limit::code_points(MAX_MESSAGE_CHARS);
+        let path = Limit::code_points(MAX_PATH_CHARS);
+        self.message = message.ellipsize(&self.message);
+        self.path = self.path.map(|text| path.ellipsize(&text));
+        for problem in self.details.iter_mut().take(MAX_LISTED_PROBLEMS) {
+            problem.message = message.ellipsize(&problem.message);
+            problem.path = path.ellipsize(&problem.path);
+        }
+        self
+    }
+
+    /// The response of a bounded error.
+    fn render(self) -> Response {
         let mut error = json!({ "code": self.code, "message": self.message });
         if let Some(path) = &self.path {
             error["path"] = json!(path);
@@ -202,5 +229,11 @@ impl IntoResponse for ApiError {
             );
         }
         response
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        self.bounded().render()
     }
 }

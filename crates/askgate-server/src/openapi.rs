@@ -26,10 +26,10 @@ pub fn document() -> Value {
             .collect::<serde_json::Map<_, _>>()
             .into()
     };
-    let mut create_responses = errors(&["400", "401", "403", "409", "413", "415", "422", "429", "503"]);
+    let mut create_responses = errors(&["400", "401", "403", "408", "409", "413", "415", "422", "429", "503"]);
     create_responses["201"] = json!({"description": "Accepted; the question resource.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Question"}}}});
     create_responses["200"] = json!({"description": "A retry: the Idempotency-Key (or toolCallId) was used before with the same request; the question asked then (header Idempotent-Replayed: true).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Question"}}}});
-    let mut ask_responses = errors(&["400", "401", "403", "409", "413", "415", "422", "429", "503"]);
+    let mut ask_responses = errors(&["400", "401", "403", "408", "409", "413", "415", "422", "429", "503"]);
     ask_responses["200"] = json!({"description": "The tool result, once the question ends (leading whitespace keeps the connection alive); if askgate shuts down first, the question's id to pick the answer up later.", "content": {"application/json": {"schema": {"oneOf": [{"$ref": "#/components/schemas/ToolResult"}, {"$ref": "#/components/schemas/Interrupted"}]}}}});
     let mut get_responses = errors(&["400", "401", "404", "503"]);
     get_responses["200"] = json!({"description": "The question resource.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Question"}}}});
@@ -103,6 +103,7 @@ pub fn document() -> Value {
                 "401": error_response("No or an unknown agent token."),
                 "403": error_response("Not allowed: recipient_not_allowed, subagent_not_allowed."),
                 "404": error_response("No such question (or not this agent's)."),
+                "408": error_response("body_timeout: the body did not arrive within server.body_timeout_seconds of the headers; the connection is closed."),
                 "409": error_response("question_pending: the session already waits for an answer."),
                 "413": error_response("payload_too_large."),
                 "415": error_response("unsupported_media_type: send application/json."),

@@ -498,3 +498,230 @@ async fn without_to_the_only_recipient_the_token_may_ask_is_asked_else_the_choic
         "recipient_not_allowed"
     );
 }
+
+const TOKEN_TWO: &str = "agt_mcp_test_token_two_0123456789ab";
+
+/// Agents `one` (`TOKEN`) and `two` (`TOKEN_TWO`), a page for `me`, and
+/// `mcp` as the MCP settings.
+async fn two_agents(mcp: McpSettings) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = ServerSettings {
+        agents: vec![
+            agent_one(TOKEN),
+            askgate_server::AgentToken {
+                name: "two".into(),
+                token: TOKEN_TWO.into(),
+                allowed: Allowed::All,
+            },
+        ],
+        web_keys: vec![WebKey {
+            key: KEY.into(),
+            recipient: "me".into(),
+        }],
+        mcp,
+        ..ServerSettings::default()
+    };
+    let (state, stop) = state_in(dir.path(), vec![web_recipient("me", "Me")], settings).await;
+    Fixture {
+        router: app(state.clone()),
+        state,
+        _stop: stop,
+        _dir: dir,
+    }
+}
+
+/// A request to `/mcp` as `token`, in `session` when one is given.
+fn mcp_request(method: &str, token: &str, session: Option<&str>, body: Option<&Value>) -> Request<Body> {
+    let mut request = Request::builder()
+        .method(method)
+        .uri("/mcp")
+        .header(header::HOST, "127.0.0.1")
+        .header(header::AUTHORIZATION, format!("Bearer {token}"))
+        .header(header::ACCEPT, "application/json, text/event-stream");
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    match body {
+        Some(body) => request
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body.to_string()))
+            .unwrap(),
+        None => request.body(Body::empty()).unwrap(),
+    }
+}
+
+/// Sends a request to the router; its response, whose body may stream on.
+async fn mcp_send(router: &Router, request: Request<Body>) -> axum::response::Response {
+    tokio::time::timeout(BOUND, tower::ServiceExt::oneshot(router.clone(), request))
+        .await
+        .expect("answered in time")
+        .unwrap()
+}
+
+/// The whole body of a response, as text.
+async fn body_text(response: axum::response::Response) -> String {
+    let bytes = tokio::time::timeout(BOUND, http_body_util::BodyExt::collect(response.into_body()))
+        .await
+        .expect("the body ends in time")
+        .unwrap()
+        .to_bytes();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Opens an MCP session as `token` (initialize, then initialized): its id.
+async fn open_session(router: &Router, token: &str) -> String {
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+    let response = mcp_send(router, mcp_request("POST", token, None, Some(&initialize))).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    body_text(response).await;
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let response = mcp_send(router, mcp_request("POST", token, Some(&session), Some(&initialized))).await;
+    assert!(response.status().is_success(), "{}", response.status());
+    session
+}
+
+/// `tools/list` in `session` as `token`: the status, and the body once it has ended.
+async fn list_tools_in(router: &Router, token: &str, session: &str) -> (StatusCode, String) {
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let response = mcp_send(router, mcp_request("POST", token, Some(session), Some(&list))).await;
+    (response.status(), body_text(response).await)
+}
+
+/// `ask_user` in `session`: the response, streaming while the call waits.
+async fn start_ask(router: &Router, session: &str) -> axum::response::Response {
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "ask_user", "arguments": deploy_question()}});
+    let response = mcp_send(router, mcp_request("POST", TOKEN, Some(session), Some(&call))).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    response
+}
+
+/// What another agent gets for a session that is not its own, and anyone for
+/// a session that does not exist: one and the same 404.
+fn assert_unknown_session(status: StatusCode, body: &str, what: &str) {
+    assert_eq!(status, StatusCode::NOT_FOUND, "{what}: {body}");
+    let body: Value = serde_json::from_str(body).unwrap_or_else(|_| panic!("{what}: {body}"));
+    assert_eq!(
+        body,
+        json!({"error": {"code": "not_found", "message": "There is no such MCP session."}}),
+        "{what}"
+    );
+}
+
+#[tokio::test]
+async fn another_agent_can_neither_use_read_nor_end_a_session() {
+    let fixture = two_agents(McpSettings {
+        wait: Duration::from_secs(1),
+        ..McpSettings::default()
+    })
+    .await;
+    let router = &fixture.router;
+    let session = open_session(router, TOKEN).await;
+    // A question the session asked and left pending (wait_seconds passed).
+    let pending = body_text(start_ask(router, &session).await).await;
+    let id = pending_on_page(router).await;
+    assert!(pending.contains(&id), "{pending}");
+    assert_eq!(status_of(router, &id).await, "pending");
+
+    let tools_list = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"});
+    for (what, method, body) in [
+        ("DELETE", "DELETE", None),
+        ("GET (the event stream)", "GET", None),
+        ("POST (tools/list)", "POST", Some(&tools_list)),
+    ] {
+        let response = mcp_send(router, mcp_request(method, TOKEN_TWO, Some(&session), body)).await;
+        let status = response.status();
+        assert_unknown_session(status, &body_text(response).await, &format!("another agent's {what}"));
+        let response = mcp_send(router, mcp_request(method, TOKEN, Some("no-such-session"), body)).await;
+        let status = response.status();
+        assert_unknown_session(status, &body_text(response).await, &format!("{what} in no session"));
+    }
+
+    // The owner's session and question are untouched.
+    assert_eq!(status_of(router, &id).await, "pending");
+    let (status, listed) = list_tools_in(router, TOKEN, &session).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(listed.contains("ask_user"), "{listed}");
+
+    // The owner ends it: 204 (the MCP clients expect 200 or 204), and its
+    // question is cancelled with it.
+    let response = mcp_send(router, mcp_request("DELETE", TOKEN, Some(&session), None)).await;
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    until_status(router, &id, "cancelled").await;
+    let (status, body) = list_tools_in(router, TOKEN, &session).await;
+    assert_unknown_session(status, &body, "the ended session");
+}
+
+#[tokio::test]
+async fn past_the_cap_a_tokens_session_idle_longest_is_closed_and_busy_ones_never() {
+    let fixture = two_agents(McpSettings {
+        wait: Duration::from_secs(30),
+        max_sessions_per_token: 2,
+        ..McpSettings::default()
+    })
+    .await;
+    let router = &fixture.router;
+    let first = open_session(router, TOKEN).await;
+    let second = open_session(router, TOKEN).await;
+    // The first is used after the second was opened: the second idled longest.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(list_tools_in(router, TOKEN, &first).await.0, StatusCode::OK);
+    // Another token's sessions count for it alone.
+    let others = open_session(router, TOKEN_TWO).await;
+
+    let third = open_session(router, TOKEN).await;
+    let (status, body) = list_tools_in(router, TOKEN, &second).await;
+    assert_unknown_session(status, &body, "the session closed for the cap");
+    for session in [&first, &third] {
+        assert_eq!(list_tools_in(router, TOKEN, session).await.0, StatusCode::OK);
+    }
+    assert_eq!(list_tools_in(router, TOKEN_TWO, &others).await.0, StatusCode::OK);
+
+    // Both sessions wait for the person: neither is closed for a new one,
+    // which is refused instead.
+    let waiting_first = start_ask(router, &first).await;
+    let first_id = pending_on_page(router).await;
+    let waiting_third = start_ask(router, &third).await;
+    let third_id = tokio::time::timeout(BOUND, async {
+        loop {
+            let request = Request::get(format!("/web/{KEY}/api/state"))
+                .body(Body::empty())
+                .unwrap();
+            let (_, state) = send_to(router, request).await;
+            let ids: Vec<String> = state["pending"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|entry| entry["id"].as_str().map(str::to_owned))
+                .collect();
+            if let Some(id) = ids.into_iter().find(|id| *id != first_id) {
+                return id;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the second question reaches the page");
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+    let refused = mcp_send(router, mcp_request("POST", TOKEN, None, Some(&initialize))).await;
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    let body: Value = serde_json::from_str(&body_text(refused).await).unwrap();
+    assert_eq!(body["error"]["code"], "too_many_sessions", "{body}");
+    for id in [&first_id, &third_id] {
+        assert_eq!(status_of(router, id).await, "pending");
+    }
+
+    // Once a call has returned, its session is idle again and gives way.
+    answer(router, &first_id, 0).await;
+    let answered = body_text(waiting_first).await;
+    assert!(answered.contains("Staging"), "{answered}");
+    let fourth = open_session(router, TOKEN).await;
+    let (status, body) = list_tools_in(router, TOKEN, &first).await;
+    assert_unknown_session(status, &body, "the session idle again, closed for the cap");
+    assert_eq!(list_tools_in(router, TOKEN, &fourth).await.0, StatusCode::OK);
+    assert_eq!(status_of(router, &third_id).await, "pending");
+    drop(waiting_third);
+}

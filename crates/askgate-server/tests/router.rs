@@ -540,3 +540,111 @@ async fn a_wrong_token_is_told_apart_from_a_missing_one_and_413_states_the_limit
         "the refusal states the limit: {body}"
     );
 }
+
+/// An error names what it blames with an excerpt, never the whole input: a
+/// 60 KB id, field name, recipient, answer key or route gets an error body
+/// of a few hundred bytes that still carries its code and path.
+#[tokio::test]
+async fn error_bodies_quote_the_request_cut_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = ServerSettings {
+        agents: vec![agent_one(TOKEN)],
+        web_keys: vec![WebKey {
+            key: KEY.into(),
+            recipient: "me".into(),
+        }],
+        max_body_bytes: 512 * 1024,
+        ..ServerSettings::default()
+    };
+    let fixture = fixture_in(dir, vec![web_recipient("me", "Me")], settings).await;
+    let huge = "x".repeat(60_000);
+    let sent = |request: Request<Body>| {
+        let router = fixture.router.clone();
+        async move {
+            let response = router.oneshot(request).await.unwrap();
+            let status = response.status();
+            let bytes = http_body_util::BodyExt::collect(response.into_body())
+                .await
+                .unwrap()
+                .to_bytes();
+            let body: Value = serde_json::from_slice(&bytes).unwrap();
+            (status, bytes.len(), body)
+        }
+    };
+    let check = |what: &str, (status, size, body): (StatusCode, usize, Value), expected: (StatusCode, &str)| {
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (expected.0, Some(expected.1)),
+            "{what}: {body}"
+        );
+        assert!(size < 1024, "{what}: an error body of {size} bytes");
+        assert!(!body.to_string().contains(&huge[..100]), "{what}: {body}");
+        body
+    };
+    let json_post = |path: &str, body: Value| post(path, Some(TOKEN), Some("application/json"), body.to_string());
+
+    let mut ask: Value = serde_json::from_str(&ask_body()).unwrap();
+    ask["questions"][0]["id"] = json!(format!("a{huge}"));
+    let body = check(
+        "a 60 KB question id",
+        sent(json_post("/v1/questions", ask)).await,
+        (StatusCode::UNPROCESSABLE_ENTITY, "invalid_id"),
+    );
+    assert_eq!(body["error"]["path"], "questions[0].id", "{body}");
+
+    let mut ask: Value = serde_json::from_str(&ask_body()).unwrap();
+    ask[&huge] = json!(true);
+    let body = check(
+        "a 60 KB unknown field",
+        sent(json_post("/v1/questions", ask)).await,
+        (StatusCode::UNPROCESSABLE_ENTITY, "unknown_field"),
+    );
+    let path = body["error"]["path"].as_str().unwrap();
+    assert!(path.starts_with("xxxxxxxx") && path.ends_with('…'), "{body}");
+
+    let mut ask: Value = serde_json::from_str(&ask_body()).unwrap();
+    ask["to"] = json!(huge);
+    let body = check(
+        "a 60 KB recipient",
+        sent(json_post("/v1/questions", ask)).await,
+        (StatusCode::UNPROCESSABLE_ENTITY, "unknown_recipient"),
+    );
+    assert_eq!(body["error"]["path"], "to", "{body}");
+
+    for route in [format!("/v1/{huge}"), format!("/v1/questions/{huge}")] {
+        let request = Request::get(route)
+            .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+            .body(Body::empty())
+            .unwrap();
+        check(
+            "a 60 KB route",
+            sent(request).await,
+            (StatusCode::NOT_FOUND, "not_found"),
+        );
+    }
+
+    let (_, created) = send(
+        &fixture,
+        post("/v1/questions", Some(TOKEN), Some("application/json"), ask_body()),
+    )
+    .await;
+    let answer = format!("/web/{KEY}/api/questions/{}/answer", created["id"].as_str().unwrap());
+    let web_post = |body: Value| post(&answer, None, Some("application/json"), body.to_string());
+    check(
+        "a 60 KB field of a page answer",
+        sent(web_post(json!({ &huge: 1 }))).await,
+        (StatusCode::BAD_REQUEST, "invalid_json"),
+    );
+    check(
+        "a 60 KB string of a page answer",
+        sent(web_post(json!({"answers": {"deploy": {"text": 1, "options": huge}}}))).await,
+        (StatusCode::BAD_REQUEST, "invalid_json"),
+    );
+    let body = check(
+        "a 60 KB answer key",
+        sent(web_post(json!({"answers": {&huge: {"options": [0]}}}))).await,
+        (StatusCode::UNPROCESSABLE_ENTITY, "invalid_answer"),
+    );
+    let path = body["error"]["path"].as_str().unwrap();
+    assert!(path.starts_with("answers.xxxx") && path.ends_with('…'), "{body}");
+}

@@ -47,7 +47,38 @@ impl Signature {
     }
 }
 
+/// Whether `text` is `digits` hexadecimal digits.
+fn is_hex(text: &str, digits: usize) -> bool {
+    text.len() == digits && text.bytes().all(|byte| byte.is_ascii_hexdigit())
+}
+
 impl Verifier for Signature {
+    /// The signature headers present and well formed (`v0=` and 64 hex
+    /// digits), and the timestamp within 5 minutes of now: a request that
+    /// fails these is refused before its body is read.
+    fn check_headers(&self, headers: &HeaderMap) -> Result<(), Unverified> {
+        let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+        let (Some(signature), Some(timestamp)) = (header("x-slack-signature"), header("x-slack-request-timestamp"))
+        else {
+            return Err(Unverified("the signature headers are missing"));
+        };
+        if !signature.strip_prefix("v0=").is_some_and(|hex| is_hex(hex, 64)) {
+            return Err(Unverified("the signature is not a v0 signature"));
+        }
+        let Ok(sent) = timestamp.trim().parse::<u64>() else {
+            return Err(Unverified("the timestamp is not a number of seconds"));
+        };
+        // The system clock, as slack-morphism's verifier reads it for the
+        // same window once the body is there.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs());
+        if now.abs_diff(sent) > REPLAY_WINDOW.as_secs() {
+            return Err(Unverified("the timestamp is not within 5 minutes"));
+        }
+        Ok(())
+    }
+
     fn verify(&self, headers: &HeaderMap, body: &[u8]) -> Result<(), Unverified> {
         let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
         let (Some(signature), Some(timestamp)) = (header("x-slack-signature"), header("x-slack-request-timestamp"))
@@ -178,4 +209,50 @@ async fn interaction(
     take_interaction(driver, update).await;
     // An empty 200 acknowledges a click and closes a submitted modal.
     StatusCode::OK.into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::HeaderValue;
+
+    use super::*;
+
+    fn headers(signature: Option<&str>, timestamp: Option<String>) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        if let Some(signature) = signature {
+            headers.insert(
+                "x-slack-signature",
+                HeaderValue::from_str(signature).unwrap_or_else(|_| unreachable!()),
+            );
+        }
+        if let Some(timestamp) = timestamp {
+            headers.insert(
+                "x-slack-request-timestamp",
+                HeaderValue::from_str(&timestamp).unwrap_or_else(|_| unreachable!()),
+            );
+        }
+        headers
+    }
+
+    /// What the headers alone prove wrong is refused before the body is read.
+    #[test]
+    fn missing_malformed_or_stale_signature_headers_are_refused_from_the_headers() {
+        let verifier = Signature::new("signing-secret");
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs());
+        let good = format!("v0={}", "a".repeat(64));
+        let check = |signature: Option<&str>, timestamp: Option<String>| {
+            verifier.check_headers(&headers(signature, timestamp)).is_ok()
+        };
+        assert!(check(Some(&good), Some(now.to_string())));
+        assert!(check(Some(&good), Some((now - 290).to_string())));
+        assert!(!check(None, Some(now.to_string())));
+        assert!(!check(Some(&good), None));
+        assert!(!check(Some("v0=nothex"), Some(now.to_string())));
+        assert!(!check(Some(&format!("v1={}", "a".repeat(64))), Some(now.to_string())));
+        assert!(!check(Some(&good), Some("hello".into())));
+        assert!(!check(Some(&good), Some((now - 3600).to_string())));
+        assert!(!check(Some(&good), Some((now + 3600).to_string())));
+    }
 }

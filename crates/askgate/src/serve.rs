@@ -266,6 +266,7 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         mcp: askgate_server::McpSettings {
             wait: config.mcp_wait,
             allowed_hosts: mcp_hosts(config.public_url.as_deref(), address.ip()),
+            max_sessions_per_token: config.mcp_max_sessions,
         },
     };
     let (stop, stopping) = tokio::sync::watch::channel(false);

@@ -131,6 +131,8 @@ impl BackendError {
 
 impl From<ApiError> for BackendError {
     fn from(error: ApiError) -> Self {
+        // Bounded as an error body is: a tool result quotes as little of the call.
+        let error = error.bounded();
         Self::Refused(Refusal {
             code: error.code.to_owned(),
             message: error.message,

@@ -6,6 +6,7 @@
 //! | [`server`] | [`McpServer`], one session's rmcp handler: bounded waits with progress, cancellation, the session's questions |
 //! | [`backend`] | the [`Backend`] trait the tools call, and [`EngineBackend`], the engine in-process |
 //! | [`http`] | [`HttpBackend`], a client of askgate's `/v1` API for the stdio bridge (`askgate mcp`) |
+//! | `sessions` | whose each `/mcp` session is (another agent's is unknown to it), the cap per agent token, `DELETE` answered 204 |
 //!
 //! `routes` mounts streamable HTTP at `/mcp` (in `app`), behind the same agent
 //! bearer tokens as `/v1`; the binary runs [`McpServer`] over stdio with an
@@ -14,6 +15,7 @@
 pub mod backend;
 pub mod http;
 pub mod server;
+mod sessions;
 pub mod tools;
 
 use std::sync::Arc;
@@ -29,6 +31,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 pub use backend::{Ask, Backend, BackendError, Caller, EngineBackend, Problem, Refusal, Status};
 pub use http::HttpBackend;
 pub use server::McpServer;
+pub use sessions::DEFAULT_MAX_SESSIONS_PER_TOKEN;
 
 use crate::AppState;
 use crate::auth::Agent;
@@ -52,6 +55,9 @@ pub struct McpSettings {
     /// The `Host` names (or `host:port`) `/mcp` accepts, against DNS
     /// rebinding: loopback, and the host of `server.public_url`.
     pub allowed_hosts: Vec<String>,
+    /// The most `/mcp` sessions one agent token holds at once; past it the
+    /// token's session idle longest is closed (`sessions`).
+    pub max_sessions_per_token: usize,
 }
 
 impl Default for McpSettings {
@@ -59,6 +65,7 @@ impl Default for McpSettings {
         Self {
             wait: DEFAULT_WAIT,
             allowed_hosts: allowed_hosts(None),
+            max_sessions_per_token: DEFAULT_MAX_SESSIONS_PER_TOKEN,
         }
     }
 }
@@ -84,13 +91,16 @@ pub(crate) fn routes(state: &AppState) -> Router<AppState> {
         .with_cancellation_token(stop.clone());
     close_on_shutdown(state, stop);
     let backend: Arc<dyn Backend> = Arc::new(EngineBackend::new(state.clone()));
-    let service = StreamableHttpService::new(
-        move || Ok(McpServer::new(backend.clone(), None)),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let manager = Arc::new(LocalSessionManager::default());
+    let sessions = Arc::new(sessions::Sessions::new(
+        Arc::clone(&manager),
+        settings.max_sessions_per_token,
+    ));
+    let service = StreamableHttpService::new(move || Ok(McpServer::new(backend.clone(), None)), manager, config);
+    // Authentication first, then the session's owner (the last layer added runs first).
     Router::new()
         .route_service(PATH, service)
+        .layer(axum::middleware::from_fn_with_state(sessions, sessions::guard))
         .layer(axum::middleware::from_fn_with_state(state.clone(), authenticate))
 }
 

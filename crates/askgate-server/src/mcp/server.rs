@@ -274,9 +274,10 @@ fn default_recipient(askable: &[String], errors: &mut Vec<askgate_core::Validati
 fn question_id(arguments: &JsonObject) -> Result<String, BackendError> {
     let mut unknown = arguments.keys().filter(|key| *key != "questionId");
     if let Some(key) = unknown.next() {
+        let key = askgate_core::text::excerpt(key);
         return Err(BackendError::invalid(
             "unknown_field",
-            key,
+            &key,
             format!("\"{key}\" is not an argument of this tool; it takes only questionId."),
         ));
     }
@@ -386,7 +387,7 @@ impl ServerHandler for McpServer {
         let name = request.name.as_ref();
         if ![ASK_USER, AWAIT_ANSWER, CANCEL_QUESTION].contains(&name) {
             return Err(ErrorData::invalid_params(
-                format!("there is no tool named \"{name}\""),
+                format!("there is no tool named \"{}\"", askgate_core::text::excerpt(name)),
                 None,
             ));
         }

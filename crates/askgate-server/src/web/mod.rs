@@ -438,9 +438,34 @@ struct AnswerEntry {
     text: Option<String>,
 }
 
-async fn submit(state: &AppState, key: &str, id: &str, answer: DirectAnswer) -> Result<Json<Value>, ApiError> {
-    let name = recipient_for(state, key)?;
-    let id = QuestionId::parse(id).map_err(|_| ApiError::not_found("question"))?;
+/// The page and question of an answer or a skip, checked from the path
+/// alone: a wrong key or a question id that cannot be one is refused before
+/// a byte of the body is read, so that a client without the link cannot
+/// hold a connection open by declaring a body it never sends.
+pub(crate) struct PageQuestion {
+    /// The recipient whose page it is.
+    recipient: String,
+    id: QuestionId,
+}
+
+impl axum::extract::FromRequestParts<AppState> for PageQuestion {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let Path((key, id)) = Path::<(String, String)>::from_request_parts(parts, state)
+            .await
+            .map_err(|_| ApiError::not_found("page"))?;
+        let recipient = recipient_for(state, &key)?;
+        let id = QuestionId::parse(&id).map_err(|_| ApiError::not_found("question"))?;
+        Ok(Self { recipient, id })
+    }
+}
+
+async fn submit(state: &AppState, page: PageQuestion, answer: DirectAnswer) -> Result<Json<Value>, ApiError> {
+    let PageQuestion { recipient: name, id } = page;
     let engine = &state.0.engine;
     let recipient = engine.recipient(&name).ok_or_else(|| ApiError::not_found("page"))?;
     let by = UserRef {
@@ -460,7 +485,7 @@ async fn submit(state: &AppState, key: &str, id: &str, answer: DirectAnswer) -> 
 /// `POST /web/{key}/api/questions/{id}/answer`.
 pub(crate) async fn answer(
     State(state): State<AppState>,
-    Path((key, id)): Path<(String, String)>,
+    page: PageQuestion,
     ApiJson(body): ApiJson<AnswerBody>,
 ) -> Result<Json<Value>, ApiError> {
     let items = body
@@ -472,17 +497,17 @@ pub(crate) async fn answer(
             text: entry.text,
         })
         .collect();
-    submit(&state, &key, &id, DirectAnswer::Answers(items)).await
+    submit(&state, page, DirectAnswer::Answers(items)).await
 }
 
 /// `POST /web/{key}/api/questions/{id}/skip`. The body (`{}`) must be JSON,
 /// as every state-changing route's: a cross-site form cannot send it.
 pub(crate) async fn skip(
     State(state): State<AppState>,
-    Path((key, id)): Path<(String, String)>,
+    page: PageQuestion,
     ApiJson(_): ApiJson<Value>,
 ) -> Result<Json<Value>, ApiError> {
-    submit(&state, &key, &id, DirectAnswer::Skip).await
+    submit(&state, page, DirectAnswer::Skip).await
 }
 
 /// `GET /web/{key}/api/events`: a `changed` event whenever one of this

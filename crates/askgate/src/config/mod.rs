@@ -37,6 +37,8 @@ pub(crate) struct Config {
     pub(crate) connections: askgate_server::ConnectionLimits,
     /// `[mcp] wait_seconds`: the longest an MCP tool call waits for an answer.
     pub(crate) mcp_wait: Duration,
+    /// `[mcp] max_sessions_per_token`: the most `/mcp` sessions one agent token holds.
+    pub(crate) mcp_max_sessions: usize,
     /// `[store]`: where questions are kept.
     pub(crate) store: StoreConfig,
     /// `[store] retention_days`: how long ended questions and remembered
@@ -104,6 +106,7 @@ struct RawServer {
     ask_retry_grace_seconds: Option<u64>,
     max_connections: Option<u64>,
     header_read_timeout_seconds: Option<u64>,
+    body_timeout_seconds: Option<u64>,
     idle_timeout_seconds: Option<u64>,
     shutdown_deadline_seconds: Option<u64>,
 }
@@ -119,6 +122,7 @@ struct RawLimits {
 #[derive(Debug, Default, Deserialize)]
 struct RawMcp {
     wait_seconds: Option<u64>,
+    max_sessions_per_token: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -232,6 +236,21 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
         }
         Some(seconds) => Duration::from_secs(seconds),
     };
+    let mcp_max_sessions = match raw.mcp.max_sessions_per_token {
+        None => askgate_server::mcp::DEFAULT_MAX_SESSIONS_PER_TOKEN,
+        Some(0) => {
+            check.problem(
+                "mcp.max_sessions_per_token",
+                "0 sessions would refuse every MCP client.",
+                format!(
+                    "use {}, the default, or more when many agents share one token.",
+                    askgate_server::mcp::DEFAULT_MAX_SESSIONS_PER_TOKEN
+                ),
+            );
+            askgate_server::mcp::DEFAULT_MAX_SESSIONS_PER_TOKEN
+        }
+        Some(count) => usize::try_from(count).unwrap_or(usize::MAX),
+    };
 
     let store = store(&raw.store, &data_dir, &mut check);
     let retention = match raw.store.retention_days.unwrap_or(DEFAULT_RETENTION_DAYS) {
@@ -326,6 +345,7 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
         limits,
         connections,
         mcp_wait,
+        mcp_max_sessions,
         store,
         retention,
         agents,
@@ -486,9 +506,22 @@ fn server_connections(server: &RawServer, check: &mut ConfigCheck<'_>) -> askgat
         defaults.idle_timeout,
         "use 60, the default.",
     );
+    let body_timeout = match server.body_timeout_seconds {
+        None => defaults.body_timeout,
+        Some(0) => {
+            check.problem(
+                "server.body_timeout_seconds",
+                "0 seconds would refuse every request with a body.",
+                "use 10, the default.",
+            );
+            defaults.body_timeout
+        }
+        Some(seconds) => Duration::from_secs(seconds),
+    };
     askgate_server::ConnectionLimits {
         header_read_timeout,
         idle_timeout,
+        body_timeout,
         max_connections,
         // 0 is allowed: drop every connection at once on shutdown.
         shutdown_deadline: server
@@ -797,6 +830,19 @@ mod tests {
     }
 
     #[test]
+    fn the_mcp_session_cap_is_read_defaults_to_32_and_0_is_refused() {
+        let rest =
+            "[agents.a]\nrecipients = [\"*\"]\n[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n";
+        assert_eq!(parse(rest, &no_env).unwrap().mcp_max_sessions, 32);
+        let config = parse(&format!("[mcp]\nmax_sessions_per_token = 3\n{rest}"), &no_env).unwrap();
+        assert_eq!(config.mcp_max_sessions, 3);
+        assert_eq!(
+            problems(&format!("[mcp]\nmax_sessions_per_token = 0\n{rest}")),
+            ["mcp.max_sessions_per_token"]
+        );
+    }
+
+    #[test]
     fn the_retention_is_read_defaults_to_30_days_and_0_keeps_everything() {
         let rest =
             "[agents.a]\nrecipients = [\"*\"]\n[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n";
@@ -876,24 +922,28 @@ mod tests {
             "[agents.a]\nrecipients = [\"*\"]\n[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n";
         let config = parse(rest, &no_env).unwrap();
         assert_eq!(config.connections, askgate_server::ConnectionLimits::default());
-        let set = "[server]\nmax_connections = 20\nheader_read_timeout_seconds = 3\nidle_timeout_seconds = 7\nshutdown_deadline_seconds = 0\n";
+        let set = "[server]\nmax_connections = 20\nheader_read_timeout_seconds = 3\nidle_timeout_seconds = 7\n\
+                   body_timeout_seconds = 4\nshutdown_deadline_seconds = 0\n";
         let config = parse(&format!("{set}{rest}"), &no_env).unwrap();
         assert_eq!(
             config.connections,
             askgate_server::ConnectionLimits {
                 header_read_timeout: Duration::from_secs(3),
                 idle_timeout: Duration::from_secs(7),
+                body_timeout: Duration::from_secs(4),
                 max_connections: 20,
                 shutdown_deadline: Duration::ZERO,
             }
         );
-        let zeroes = "[server]\nmax_connections = 0\nheader_read_timeout_seconds = 0\nidle_timeout_seconds = 0\n";
+        let zeroes = "[server]\nmax_connections = 0\nheader_read_timeout_seconds = 0\nidle_timeout_seconds = 0\n\
+                      body_timeout_seconds = 0\n";
         assert_eq!(
             problems(&format!("{zeroes}{rest}")),
             [
                 "server.max_connections",
                 "server.header_read_timeout_seconds",
-                "server.idle_timeout_seconds"
+                "server.idle_timeout_seconds",
+                "server.body_timeout_seconds"
             ]
         );
     }
