@@ -242,7 +242,7 @@ fn schemas() -> Value {
                 "surface": {"type": ["string", "null"], "description": "The kind of surface: telegram, discord, slack, web (null for a question stored before kinds were recorded)."},
                 "channel": {"type": "string", "description": "The configured channel's name."},
                 "status": {"type": "string", "enum": ["sending", "delivered", "failed"]},
-                "reason": {"type": ["string", "null"], "description": "Why it failed."},
+                "reason": {"type": ["string", "null"], "description": "Why it failed: the platform's refusal, or \"the question ended before it was delivered\" for a surface sent nothing more once its question ended."},
                 "messages": {"type": "array", "items": {"type": "object", "properties": {
                     "conversation": {"type": "string"}, "message": {"type": "string"}}}}
             }

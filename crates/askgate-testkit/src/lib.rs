@@ -77,6 +77,8 @@ struct State {
     /// How long a delivery takes to return after its messages are "sent".
     hold: Mutex<Option<std::time::Duration>>,
     next_message: Mutex<u64>,
+    /// Every `deliver` call, failed ones too.
+    attempts: std::sync::atomic::AtomicUsize,
     changed: Notify,
 }
 
@@ -163,6 +165,12 @@ impl FakeChannel {
         lock(&self.state.calls).clone()
     }
 
+    /// How many times the engine asked for a delivery, failed ones (which
+    /// leave no [`Call`]) included.
+    pub fn delivery_attempts(&self) -> usize {
+        self.state.attempts.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// The deliveries so far.
     pub fn deliveries(&self) -> Vec<(Presentation, Delivery)> {
         self.calls()
@@ -232,6 +240,7 @@ impl Channel for FakeChannel {
     }
 
     async fn deliver(&self, outgoing: &Outgoing<'_>) -> Result<Delivery, DeliveryError> {
+        self.state.attempts.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let failure = lock(&self.state.failures).pop_front();
         if let Some(error) = failure {
             self.state.changed.notify_waiters();
