@@ -250,12 +250,13 @@ mod inbound {
 
     /// Every scenario: the gateway with Message Content has typed replies,
     /// modals (Other…, Answer…) and server channels.
-    const GATEWAY_SCENARIOS: [&str; 10] = [
+    const GATEWAY_SCENARIOS: [&str; 11] = [
         "a_tap_on_an_option_answers_the_waiting_agent",
         "typed_replies_answer_over_several_messages",
         "answer_opens_a_form_whose_submission_answers",
         "other_opens_a_free_text_input_whose_words_answer",
         "a_stranger_is_refused_and_changes_nothing",
+        "a_stranger_in_the_direct_conversation_is_refused_and_changes_nothing",
         "a_second_tap_is_told_the_question_was_already_answered",
         "skip_gives_the_agent_no_answer",
         "a_slow_store_still_applies_the_tap_once",
@@ -265,11 +266,12 @@ mod inbound {
 
     /// Every scenario but typed replies, which never reach an interactions
     /// endpoint.
-    const INTERACTIONS_SCENARIOS: [&str; 8] = [
+    const INTERACTIONS_SCENARIOS: [&str; 9] = [
         "a_tap_on_an_option_answers_the_waiting_agent",
         "answer_opens_a_form_whose_submission_answers",
         "other_opens_a_free_text_input_whose_words_answer",
         "a_stranger_is_refused_and_changes_nothing",
+        "a_stranger_in_the_direct_conversation_is_refused_and_changes_nothing",
         "a_second_tap_is_told_the_question_was_already_answered",
         "skip_gives_the_agent_no_answer",
         "a_slow_store_still_applies_the_tap_once",

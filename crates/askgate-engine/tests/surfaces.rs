@@ -52,6 +52,11 @@ async fn surfaces() -> Surfaces {
 async fn surfaces_in(dir: TempDir) -> Surfaces {
     let store = SqliteStore::open(&dir.path().join("askgate.db")).await.unwrap();
     let (tg, sl) = (FakeChannel::with_buttons("tg"), FakeChannel::with_buttons("sl"));
+    for (chat, suffix) in [(&tg, ""), (&sl, "-sl")] {
+        for name in ["alice", "bob"] {
+            chat.direct(&format!("dm-{name}{suffix}"), &format!("u-{name}"));
+        }
+    }
     let web = FakeChannel::sending_nothing("web");
     let alice = Recipient {
         name: "alice".into(),
