@@ -408,6 +408,30 @@ async fn in_a_guild_channel_a_stranger_is_refused_and_changes_nothing(mode: Mode
         .await;
 }
 
+/// In the DM askgate opened with Alice (`user_id`) only Alice counts: a
+/// click by someone else delivered there — Discord lets no one in, askgate
+/// does not rely on it — is refused where only they see it, and changes
+/// nothing.
+async fn in_a_dm_a_stranger_is_refused_and_changes_nothing(mode: Mode) {
+    let dc = Discord::start(mode).await;
+    let mut asked = dc.ask(&deploy("alice")).await;
+    let prompt = dc.prompt_of(dc.dm.id, &asked.id).await;
+    let stranger = dc.fake.click(&bob(), &dc.dm, prompt.id, &asked.token("1")).await;
+    assert_ephemeral(&dc.notice(&stranger).await, "This question is for Alice");
+    assert_eq!(dc.status(&asked.id).await, json!("pending"));
+    assert!(dc.fake.calls_to(EDIT_MESSAGE).is_empty());
+
+    let click = dc.fake.click(&alice(), &dc.dm, prompt.id, &asked.token("0")).await;
+    assert_eq!(asked.result(PATIENCE).await, answered("Staging (Recommended)"));
+    assert_ephemeral(&dc.notice(&click).await, "Answer submitted");
+    let resource = dc.server.question(&asked.id).await;
+    assert_eq!(
+        resource["resolution"]["by"]["id"],
+        json!(ALICE.to_string()),
+        "{resource}"
+    );
+}
+
 /// A second click is told the question was answered, and changes nothing;
 /// the message is edited once.
 async fn a_double_click_answers_once(mode: Mode) {
@@ -655,6 +679,7 @@ in_modes!(
     other_opens_a_modal_whose_text_is_the_answer,
     a_two_question_prompt_is_answered,
     in_a_guild_channel_a_stranger_is_refused_and_changes_nothing,
+    in_a_dm_a_stranger_is_refused_and_changes_nothing,
     a_double_click_answers_once,
     skip_gives_the_agent_no_answer,
     expiry_gives_no_answer_and_a_late_click_is_told,

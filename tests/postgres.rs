@@ -90,6 +90,26 @@ async fn a_question_on_postgres_is_answered_with_the_exact_result_and_survives_k
         answered["result"],
         json!({"status": "answered", "answers": {"answers": {"deploy_target": ["Staging (Recommended)"]}}})
     );
+
+    // A NUL in an id of the envelope, which PostgreSQL keeps in no text, is
+    // refused as on SQLite: 422 `invalid_character` at its path, not a 503
+    // that tells the agent to send it again.
+    for field in ["sessionId", "runId", "toolCallId"] {
+        let mut body = ask_body("s3");
+        body[field] = json!("a\u{0}b");
+        let (status, answer) = server.post_json("/v1/questions", Some(AGENT_TOKEN), &body).await;
+        assert_eq!(
+            (status, &answer["error"]["code"], &answer["error"]["path"]),
+            (422, &json!("invalid_character"), &json!(field)),
+            "{answer}"
+        );
+    }
+    let (status, answer) = server.post_empty("/v1/runs/a%00b/abort", Some(AGENT_TOKEN)).await;
+    assert_eq!(
+        (status, &answer["error"]["code"], &answer["error"]["path"]),
+        (422, &json!("invalid_character"), &json!("runId")),
+        "{answer}"
+    );
 }
 
 fn check_config(config: &str) -> (Option<i32>, String) {

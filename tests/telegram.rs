@@ -363,6 +363,36 @@ async fn in_a_group_a_stranger_is_refused_and_changes_nothing(mode: Mode) {
     assert!(tg.replies_to(text_of(&unthreaded)).is_empty());
 }
 
+/// In Alice's private chat only Alice counts (its id is hers): a tap by
+/// someone else delivered there — Telegram lets no one in, askgate does not
+/// rely on it — gets the alert a stranger gets in a group, and changes
+/// nothing.
+async fn in_a_private_chat_a_stranger_is_refused_and_changes_nothing(mode: Mode) {
+    let tg = Telegram::start(mode).await;
+    let mut asked = tg.ask(&deploy("alice")).await;
+    let message = tg.buttons_of(ALICE, &asked.id).await;
+    let token = |action: &str| format!("ag1:{}:{action}", asked.id);
+
+    let stranger_tap = tg.fake.tap(&bob(), &dm(), message, &token("1"));
+    let alert = tg.answer_to(&stranger_tap).await;
+    assert_eq!(alert["text"], json!("This question is for Alice"));
+    assert_eq!(alert["show_alert"], json!(true));
+    assert_eq!(tg.status(&asked.id).await, json!("pending"));
+
+    let tap = tg.fake.tap(&alice(), &dm(), message, &token("0"));
+    assert_eq!(
+        asked.result(PATIENCE).await,
+        json!({"status": "answered", "answers": {"answers": {"deploy": ["Staging (Recommended)"]}}})
+    );
+    assert_eq!(tg.answer_to(&tap).await["text"], json!("Answer submitted"));
+    let resource = tg.server.question(&asked.id).await;
+    assert_eq!(
+        resource["resolution"]["by"]["id"],
+        json!(ALICE.to_string()),
+        "{resource}"
+    );
+}
+
 /// A second tap (on the same or another option) is told the question was
 /// answered, and changes nothing; the message is edited once.
 async fn a_double_tap_answers_once(mode: Mode) {
@@ -567,6 +597,7 @@ in_modes!(
     a_tap_answers_the_waiting_agent_and_edits_the_message,
     a_two_question_prompt_is_answered_over_two_typed_replies,
     in_a_group_a_stranger_is_refused_and_changes_nothing,
+    in_a_private_chat_a_stranger_is_refused_and_changes_nothing,
     a_double_tap_answers_once,
     other_opens_a_force_reply_whose_reply_is_the_answer,
     skip_gives_the_agent_no_answer,

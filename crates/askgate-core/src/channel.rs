@@ -400,6 +400,19 @@ pub trait Channel: Send + Sync + 'static {
     fn sends_nothing(&self) -> bool {
         false
     }
+
+    /// The platform user id of the one person a recipient's `destination`
+    /// is a direct conversation with, as configured (a Telegram private
+    /// chat, whose id is its user's; a Discord or Slack user askgate opens
+    /// the DM with); `None` for a group, a channel, or a destination that
+    /// names no person. The engine takes answers in a direct conversation
+    /// of a recipient with no `answerers` from that person only (spec §6),
+    /// and from no one where this is `None`: a platform that lets no
+    /// stranger into a private chat is not relied on to.
+    fn direct_person(&self, destination: &Destination) -> Option<String> {
+        let _ = destination;
+        None
+    }
 }
 
 /// Why an inbound event could not be applied. The event's effect is not

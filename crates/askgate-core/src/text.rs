@@ -5,6 +5,7 @@
 //! (spec §5), and every length limit of spec §2 is counted by [`char_len`].
 
 use serde::{Deserialize, Serialize};
+use unicode_normalization::UnicodeNormalization as _;
 use unicode_segmentation::UnicodeSegmentation;
 
 /// Folds one full-width ASCII variant (U+FF01..U+FF5E) or the ideographic
@@ -32,17 +33,60 @@ const QUOTE_PAIRS: &[(char, char)] = &[
     ('\u{00AB}', '\u{00BB}'),
 ];
 
+/// Whether `c` is invisible: Unicode's `Default_Ignorable_Code_Point`
+/// (`DerivedCoreProperties.txt`), the characters a renderer shows as
+/// nothing — zero-width space, joiners and non-joiners, the word joiner,
+/// the byte order mark, bidirectional marks, embeddings and isolates, the
+/// soft hyphen, variation selectors, tag characters, Hangul fillers. Written
+/// here: no maintained crate publishes this property (`unicode-properties`
+/// has the general category, whose `Cf` also holds visible signs such as
+/// U+0600 and misses the variation selectors and fillers), and the
+/// property's ranges are fixed by Unicode's stability policy.
+pub fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{061C}'
+            | '\u{115F}'..='\u{1160}'
+            | '\u{17B4}'..='\u{17B5}'
+            | '\u{180B}'..='\u{180F}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{FFF0}'..='\u{FFF8}'
+            | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E0FFF}'
+    )
+}
+
 /// The normalized form of a reply, a label, a header or a key (spec §5):
-/// full-width characters folded to ASCII, Unicode case-folded, trimmed,
-/// whitespace runs collapsed to one space, surrounding quotes and one trailing
-/// `.`, `!` or `。` dropped.
+/// invisible characters ([`is_invisible`]) dropped, full-width characters
+/// folded to ASCII, composed (Unicode NFC: `café` typed with a combining
+/// accent is `café`), Unicode case-folded, trimmed, whitespace runs
+/// collapsed to one space, surrounding quotes and one trailing `.`, `!` or
+/// `。` dropped. Two texts that look the same normalize alike.
 pub fn normalize(text: &str) -> String {
     let folded = if text.is_ascii() {
-        // The common case: ASCII case folding is lowercasing, and no width fold applies.
+        // The common case: ASCII case folding is lowercasing, and no width
+        // fold, composition or invisible character applies.
         collapse_whitespace(text, |c| c.to_ascii_lowercase())
     } else {
-        let widened: String = text.chars().map(fold_width).collect();
-        let case_folded = caseless::default_case_fold_str(&widened);
+        // Invisible characters go first, so that one between a letter and
+        // its combining accent does not keep them apart; canonically
+        // equivalent texts compose to the same one, so they fold alike.
+        let composed: String = text
+            .chars()
+            .filter(|&c| !is_invisible(c))
+            .map(fold_width)
+            .nfc()
+            .collect();
+        let case_folded = caseless::default_case_fold_str(&composed);
         collapse_whitespace(&case_folded, |c| c)
     };
     let unquoted = strip_quotes(&folded);

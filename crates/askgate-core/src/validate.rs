@@ -53,6 +53,10 @@ pub enum ErrorCode {
     InvalidDescription,
     /// A `timeoutSeconds` that is not a whole number.
     InvalidTimeout,
+    /// A text holding a character askgate cannot keep: U+0000 (NUL) in an
+    /// id of the envelope (`sessionId`, `runId`, `toolCallId`), which
+    /// PostgreSQL cannot store in text.
+    InvalidCharacter,
 }
 
 impl ErrorCode {
@@ -74,6 +78,7 @@ impl ErrorCode {
             Self::OtherOptionNotAllowed => "other_option_not_allowed",
             Self::InvalidDescription => "invalid_description",
             Self::InvalidTimeout => "invalid_timeout",
+            Self::InvalidCharacter => "invalid_character",
         }
     }
 }
@@ -440,12 +445,14 @@ fn read_options(value: Option<&Value>, path: &str, errors: &mut Errors) -> Optio
         match read_option(item, &option_path, errors) {
             Some(option) => {
                 // Labels are told apart as a typed reply would be (spec §5):
-                // two labels that normalize alike could never both be chosen by name.
+                // two labels that normalize alike could never both be chosen
+                // by name, nor told apart by a person who sees them (`café`
+                // composed or not, one with an invisible character).
                 if !seen_labels.insert(normalize(&option.label)) {
                     errors.push(
                         ErrorCode::DuplicateLabel,
                         &field_path(&option_path, "label"),
-                        format!("The label \"{}\" reads the same as an earlier option's; labels must differ (case does not count).", option.label),
+                        format!("The label \"{}\" reads the same as an earlier option's; labels must differ (case, the way an accent is encoded and invisible characters do not count).", option.label),
                     );
                 }
                 options.push(option);

@@ -98,6 +98,17 @@ fn single_select_exact_label_in_any_case_and_spacing() {
 }
 
 #[test]
+fn a_label_typed_with_another_encoding_or_invisible_characters_is_that_label() {
+    // A keyboard that composes accents otherwise, or a paste that brings a
+    // zero-width space or a byte order mark along, still names the option.
+    let request = single(&["Café", "Thé"]);
+    for reply in ["cafe\u{301}", "\u{FEFF}café", "ca\u{200B}fé", "CAFE\u{301}\u{200D}"] {
+        assert_eq!(answer(&request, reply), ["#1"], "{reply:?}");
+    }
+    assert_eq!(answer(&request, "the\u{301}"), ["#2"]);
+}
+
+#[test]
 fn the_recommended_suffix_is_optional_when_typing() {
     let request = deploy();
     assert_eq!(answer(&request, "staging"), ["#1"]);

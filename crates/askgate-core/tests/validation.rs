@@ -254,6 +254,82 @@ fn other_is_the_system_s_own_option() {
 }
 
 #[test]
+fn labels_that_look_the_same_are_duplicates_whatever_their_encoding_or_invisible_characters() {
+    // "café" composed (U+00E9) and decomposed (e + U+0301), a byte order
+    // mark in front, a zero-width space, joiner or non-joiner inside, a
+    // right-to-left mark, a variation selector: each looks like the first.
+    for look_alike in [
+        "cafe\u{301}",
+        "\u{FEFF}café",
+        "ca\u{200B}fé",
+        "caf\u{200D}é",
+        "c\u{200C}afé",
+        "café\u{200F}",
+        "\u{2060}café\u{FE0F}",
+        "CAFE\u{301}",
+    ] {
+        assert_eq!(
+            problems(&one(question("a", &["café", look_alike]))),
+            [("duplicate_label", "questions[0].options[1].label".to_owned())],
+            "{look_alike:?}"
+        );
+    }
+    // An invisible character between a letter and its accent does not keep them apart.
+    assert_eq!(
+        problems(&one(question("a", &["café", "cafe\u{200B}\u{301}"]))),
+        [("duplicate_label", "questions[0].options[1].label".to_owned())]
+    );
+    // Letters that differ still differ; a visible mark is no invisible one.
+    for different in ["cafe", "cafè", "café!x", "café·"] {
+        assert!(
+            validate(&one(question("a", &["café", different]))).is_ok(),
+            "{different:?}"
+        );
+    }
+}
+
+#[test]
+fn a_label_of_invisible_characters_only_is_invalid() {
+    for invisible in [
+        "\u{200B}",
+        "\u{200B}\u{200C}\u{200D}",
+        "\u{FEFF}\u{2060}",
+        "\u{202E}\u{2066}\u{2069}",
+        "\u{00AD}",
+        "\u{3164}",
+        "\u{E0041}\u{E007F}",
+        " \u{200B} ",
+    ] {
+        assert_eq!(
+            problems(&one(question("a", &["A", invisible]))),
+            [("invalid_label", "questions[0].options[1].label".to_owned())],
+            "{invisible:?}"
+        );
+    }
+    // A label with something visible beside them is a label, kept as given.
+    let request = validate(&one(question("a", &["A", "\u{200B}B"]))).expect("a visible label");
+    assert_eq!(request.questions[0].options[1].label, "\u{200B}B");
+}
+
+#[test]
+fn other_hidden_by_invisible_characters_or_decomposed_is_still_other() {
+    for label in [
+        "Oth\u{200B}er",
+        "\u{FEFF}Other",
+        "O\u{200D}t\u{200C}h\u{2060}e\u{AD}r",
+        "Other\u{200E}…",
+        "其\u{200B}他",
+        "\u{202E}other",
+    ] {
+        assert_eq!(
+            problems(&one(question("a", &["A", label]))),
+            [("other_option_not_allowed", "questions[0].options[1].label".to_owned())],
+            "{label:?}"
+        );
+    }
+}
+
+#[test]
 fn descriptions_are_optional_trimmed_and_at_most_150_characters() {
     let described = |description: Value| with(valid(), "/questions/0/options/0/description", description);
     assert!(validate(&described(json!("x".repeat(150)))).is_ok());

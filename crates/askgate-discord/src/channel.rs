@@ -261,6 +261,16 @@ impl Channel for DiscordChannel {
         &self.name
     }
 
+    /// `user:<id>`, the DM askgate opens with that user; a channel id names
+    /// no one (a DM channel's own id is never configured).
+    fn direct_person(&self, destination: &Destination) -> Option<String> {
+        destination
+            .conversation
+            .strip_prefix(USER_PREFIX)
+            .filter(|id| !id.is_empty())
+            .map(str::to_owned)
+    }
+
     fn capabilities(&self) -> &Capabilities {
         &self.capabilities
     }

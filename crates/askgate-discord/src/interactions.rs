@@ -1,13 +1,16 @@
 //! Interactions-endpoint mode: Discord POSTs each interaction to a route of
 //! askgate's own server, signed with the application's Ed25519 key. Every
 //! request's signature is verified (serenity's verifier) before anything is
-//! read; a forged or missing one gets 401. `PING` gets `PONG`; any other
+//! read, and its signed timestamp must be within 5 minutes of now, either
+//! way, as Slack's is: a forged or missing signature, or a genuine one of a
+//! request dated long ago (a replay), ahead, or not dated in seconds, gets
+//! 401. `PING` gets `PONG`; any other
 //! interaction goes to the shared driver, and its first response is the
 //! HTTP answer — sent as soon as there is one (a deferral when the store is
 //! slow), while the driver goes on to follow up.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use askgate_adapter::Driver;
 use askgate_adapter::webhook::{Unverified, Verifier, route};
@@ -26,15 +29,34 @@ use crate::react::Responder;
 /// after 3 s, and the driver defers at 2 s.
 const ANSWER_WITHIN: Duration = Duration::from_secs(3);
 
-/// Discord's Ed25519 signature over the timestamp and the raw body.
-pub struct Ed25519(serenity::interactions_endpoint::Verifier);
+/// How far from now a request's signed timestamp may be, either way: the
+/// window Slack's check keeps (slack-morphism's `MAX_TIMESTAMP_AGE_SECONDS`),
+/// wide enough for a clock a little off and Discord's own retries, too
+/// narrow for a request recorded once to be played again later.
+pub const TIMESTAMP_WINDOW: Duration = Duration::from_secs(300);
+
+/// What tells the verifier the time: the system clock, or a test's.
+pub type Now = Arc<dyn Fn() -> SystemTime + Send + Sync>;
+
+/// Discord's Ed25519 signature over the timestamp and the raw body, with
+/// the timestamp within [`TIMESTAMP_WINDOW`] of now.
+pub struct Ed25519 {
+    verifier: serenity::interactions_endpoint::Verifier,
+    now: Now,
+}
 
 impl Ed25519 {
-    /// A verifier for the application's public key (64 hex digits); `None`
-    /// when it is not one.
+    /// A verifier for the application's public key (64 hex digits), on the
+    /// system clock; `None` when it is not one.
     pub fn new(public_key: &str) -> Option<Self> {
+        Self::with_clock(public_key, Arc::new(SystemTime::now))
+    }
+
+    /// [`Ed25519::new`] on the clock `now`.
+    pub fn with_clock(public_key: &str, now: Now) -> Option<Self> {
         let bytes = hex32(public_key)?;
-        serenity::interactions_endpoint::Verifier::try_new(bytes).ok().map(Self)
+        let verifier = serenity::interactions_endpoint::Verifier::try_new(bytes).ok()?;
+        Some(Self { verifier, now })
     }
 }
 
@@ -63,9 +85,33 @@ impl Verifier for Ed25519 {
         else {
             return Err(Unverified("the signature headers are missing"));
         };
-        self.0
+        self.verifier
             .verify(signature, timestamp, body)
-            .map_err(|()| Unverified("the Ed25519 signature does not match"))
+            .map_err(|()| Unverified("the Ed25519 signature does not match"))?;
+        // Signed, so Discord dated it: a genuine request of another time is
+        // a replay (serenity's verifier checks the signature only).
+        fresh(timestamp, (self.now)())
+    }
+}
+
+/// Whether `timestamp` (Unix seconds, as Discord sends it) is within
+/// [`TIMESTAMP_WINDOW`] of `now`.
+fn fresh(timestamp: &str, now: SystemTime) -> Result<(), Unverified> {
+    // Digits only: `u64`'s parser would take a leading `+` as well.
+    let digits = !timestamp.is_empty() && timestamp.bytes().all(|b| b.is_ascii_digit());
+    let (true, Ok(seconds)) = (digits, timestamp.parse::<u64>()) else {
+        return Err(Unverified("the signature's timestamp is not Unix seconds"));
+    };
+    let dated = UNIX_EPOCH.checked_add(Duration::from_secs(seconds));
+    let apart = dated.map(|dated| match now.duration_since(dated) {
+        Ok(ago) => ago,
+        Err(ahead) => ahead.duration(),
+    });
+    match apart {
+        Some(apart) if apart <= TIMESTAMP_WINDOW => Ok(()),
+        _ => Err(Unverified(
+            "the signature's timestamp is not within 5 minutes of now (a replay, or a clock far off)",
+        )),
     }
 }
 
@@ -148,6 +194,27 @@ mod tests {
         assert!(!check(Some(&"zz".repeat(64)), Some("1700000000")));
         assert!(!check(Some(&good), Some("hello")));
         assert!(!check(Some(&good), Some("")));
+    }
+
+    #[test]
+    fn a_timestamp_counts_within_5_minutes_of_now_either_way() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        for fresh_enough in ["1800000000", "1799999700", "1800000300", "1799999999"] {
+            assert_eq!(fresh(fresh_enough, now), Ok(()), "{fresh_enough}");
+        }
+        for stale_or_ahead in [
+            "1799999699",
+            "1800000301",
+            "1799996400",
+            "0",
+            "1831536000",
+            "18446744073709551615",
+        ] {
+            assert!(fresh(stale_or_ahead, now).is_err(), "{stale_or_ahead}");
+        }
+        for not_seconds in ["hello", "", " 1800000000", "1800000000.5", "-1", "1.8e9", "+1800000000"] {
+            assert!(fresh(not_seconds, now).is_err(), "{not_seconds:?}");
+        }
     }
 
     #[test]

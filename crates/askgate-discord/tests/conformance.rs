@@ -216,6 +216,7 @@ mod inbound {
 
     use askgate_adapter::config::ChannelSettings as _;
     use askgate_adapter::runtime::{ChannelRuntime, Shutdown};
+    use askgate_core::ButtonAction;
     use askgate_core::QuestionId;
     use askgate_core::channel::{Channel, InboundSink};
     use askgate_core::form::FormValue;
@@ -225,7 +226,7 @@ mod inbound {
     use askgate_discord::runtime::{DiscordRuntime, Mode as RuntimeMode};
     use askgate_discord::{DiscordChannel, DiscordSettings, markup};
     use askgate_engine::{Engine, Recipient};
-    use askgate_store::QuestionRecord;
+    use askgate_store::{QuestionRecord, QuestionStatus};
     use askgate_testkit::conformance::inbound::{
         self, Features, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient,
     };
@@ -239,6 +240,9 @@ mod inbound {
     /// How long a reply to a typed message may take to go out in its
     /// channel's turn, or the question's message to be edited.
     const QUIET: Duration = Duration::from_secs(5);
+    /// One single-select question.
+    const SINGLE: &str = r#"{"questions":[{"id":"deploy","header":"Deploy","question":"Where should this build go?",
+        "options":[{"label":"Staging"},{"label":"Production"}]}],"timeoutSeconds":600}"#;
     /// Discord's privileged Message Content intent.
     const MESSAGE_CONTENT: u64 = 1 << 15;
     /// The route of an edit of a channel message.
@@ -246,12 +250,13 @@ mod inbound {
 
     /// Every scenario: the gateway with Message Content has typed replies,
     /// modals (Other…, Answer…) and server channels.
-    const GATEWAY_SCENARIOS: [&str; 10] = [
+    const GATEWAY_SCENARIOS: [&str; 11] = [
         "a_tap_on_an_option_answers_the_waiting_agent",
         "typed_replies_answer_over_several_messages",
         "answer_opens_a_form_whose_submission_answers",
         "other_opens_a_free_text_input_whose_words_answer",
         "a_stranger_is_refused_and_changes_nothing",
+        "a_stranger_in_the_direct_conversation_is_refused_and_changes_nothing",
         "a_second_tap_is_told_the_question_was_already_answered",
         "skip_gives_the_agent_no_answer",
         "a_slow_store_still_applies_the_tap_once",
@@ -261,11 +266,12 @@ mod inbound {
 
     /// Every scenario but typed replies, which never reach an interactions
     /// endpoint.
-    const INTERACTIONS_SCENARIOS: [&str; 8] = [
+    const INTERACTIONS_SCENARIOS: [&str; 9] = [
         "a_tap_on_an_option_answers_the_waiting_agent",
         "answer_opens_a_form_whose_submission_answers",
         "other_opens_a_free_text_input_whose_words_answer",
         "a_stranger_is_refused_and_changes_nothing",
+        "a_stranger_in_the_direct_conversation_is_refused_and_changes_nothing",
         "a_second_tap_is_told_the_question_was_already_answered",
         "skip_gives_the_agent_no_answer",
         "a_slow_store_still_applies_the_tap_once",
@@ -656,5 +662,54 @@ mod inbound {
             let answer = discord.fake.post_interaction(endpoint, click, signature).await;
             assert_eq!(answer.status, Some(401), "{signature:?}: {answer:?}");
         }
+    }
+
+    /// Spec §4.9: Discord's signature covers its timestamp, which askgate
+    /// holds to 5 minutes of now either way (as Slack's): a genuine click
+    /// signed an hour ago, 30 days ago, a year ahead or dated `hello` — a
+    /// replay of a recorded request — gets 401 and changes nothing; one
+    /// signed 4 minutes ago, or now, counts.
+    #[tokio::test]
+    async fn a_click_dated_out_of_5_minutes_is_refused_and_changes_nothing() {
+        const HOUR: i64 = 3600;
+        const DAY: i64 = 24 * HOUR;
+        let discord = Discord::start(Mode::Interactions).await;
+        let person = inbound::Person::start(&discord).await;
+        let asked = person.ask(PERSON, SINGLE).await;
+        let (channel, message) = discord.question_message(&asked.record);
+        let token = asked.token(ButtonAction::Choose(1));
+        for signature in [
+            Signature::Dated(-HOUR),
+            Signature::Dated(-30 * DAY),
+            Signature::Dated(365 * DAY),
+            Signature::Dated(-6 * 60),
+            Signature::Dated(6 * 60),
+            Signature::Timestamped("hello"),
+            Signature::Timestamped(""),
+        ] {
+            discord.fake.sign_next_with(signature);
+            let click = discord.fake.click(&alice(), &channel, message, &token).await;
+            let fake::Delivery::Http(answer) = &click.delivery else {
+                panic!("the click went by HTTP: {click:?}");
+            };
+            assert_eq!(answer.status, Some(401), "{signature:?}: {answer:?}");
+            assert!(click.replies.is_empty(), "{signature:?}: {click:?}");
+            let now = person.current(&asked.record.id).await;
+            assert_eq!(
+                now.status,
+                QuestionStatus::Pending,
+                "{signature:?} changed the question"
+            );
+        }
+        // Within the window: counted, once.
+        discord.fake.sign_next_with(Signature::Dated(-4 * 60));
+        let click = discord.fake.click(&alice(), &channel, message, &token).await;
+        let fake::Delivery::Http(answer) = &click.delivery else {
+            panic!("the click went by HTTP: {click:?}");
+        };
+        assert_eq!(answer.status, Some(200), "{answer:?}");
+        let ended = person.ended_within(&asked.record.id, PATIENCE).await.unwrap();
+        assert_eq!(ended.status, QuestionStatus::Answered);
+        assert_eq!(ended.resolution.unwrap().by.unwrap().id, ALICE.to_string());
     }
 }

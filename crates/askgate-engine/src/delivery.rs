@@ -16,6 +16,11 @@ use tracing::{info, warn};
 
 use crate::engine::{Engine, EngineError, MAX_DELIVERY_ATTEMPTS, STORE_RETRY_MAX};
 
+/// Why a surface is `failed` whose question ended (answered on another
+/// surface, cancelled, expired) before it could be delivered there: it is
+/// not sent to any more, and `deliveries` says so.
+pub const ENDED_BEFORE_DELIVERY: &str = "the question ended before it was delivered";
+
 impl Engine {
     /// Delivers the question to each of its surfaces still to be sent to,
     /// each on its own: its own retries, its own rate-limit line.
@@ -34,8 +39,15 @@ impl Engine {
         }
     }
 
-    /// Delivers the question to its surface on `channel`.
+    /// Delivers the question to its surface on `channel`, until it is
+    /// delivered, given up on, or the question ends: nothing is sent to a
+    /// question that ended (its first attempt goes by `record`, read by the
+    /// caller just now; each retry's pause ends early when the question
+    /// does, and tells whether it did).
     async fn deliver(&self, record: &QuestionRecord, channel_name: &str) -> Result<(), EngineError> {
+        if record.status.is_final() {
+            return self.ended_before_delivery(&record.id, channel_name).await;
+        }
         let Some(channel) = self.inner.channels.get(channel_name) else {
             let reason = format!("channel \"{channel_name}\" is not configured");
             return self.surface_failed(&record.id, channel_name, &reason).await;
@@ -88,12 +100,18 @@ impl Engine {
             };
             self.inner.observer.delivery_error(channel_name, &error);
             warn!(question = %record.id, channel = channel_name, attempt, sent = sent.len(), %error, "delivery failed");
-            let still_pending = self.get(&record.id).await?.is_some_and(|r| !r.status.is_final());
-            if !still_pending {
-                return Ok(());
-            }
             if error.is_retryable() && attempt < MAX_DELIVERY_ATTEMPTS {
-                self.inner.clock.sleep(retry_delay(&error, attempt - 1)).await;
+                // Waited as an agent waits: an answer on another surface (on
+                // this replica or another) ends the pause, and the question
+                // as it is then says whether to send again.
+                let current = match self.wait(&record.id, retry_delay(&error, attempt - 1)).await {
+                    Ok(current) => current,
+                    Err(EngineError::NotFound) => return Ok(()),
+                    Err(error) => return Err(error),
+                };
+                if current.status.is_final() {
+                    return self.ended_before_delivery(&record.id, channel_name).await;
+                }
                 continue;
             }
             return self.surface_failed(&record.id, channel_name, &error.to_string()).await;
@@ -157,6 +175,23 @@ impl Engine {
         };
         let resolution = self.resolution(QuestionStatus::DeliveryFailed, Some(&reason));
         self.resolve(id, resolution).await.map(drop)
+    }
+
+    /// Gives up on the question's surface on `channel` because the question
+    /// ended before it was delivered there: nobody is to answer there any
+    /// more. It is `failed` with [`ENDED_BEFORE_DELIVERY`], not left
+    /// `sending`; what was sent of it in part is edited as any copy is.
+    async fn ended_before_delivery(&self, id: &QuestionId, channel: &str) -> Result<(), EngineError> {
+        info!(question = %id, channel, "the question ended before it was delivered here; nothing more is sent");
+        if let Some(record) = self
+            .inner
+            .store
+            .surface_failed(id, channel, ENDED_BEFORE_DELIVERY)
+            .await?
+        {
+            self.publish(record);
+        }
+        Ok(())
     }
 
     /// Whether `channel` sends nothing (askgate's own page): its delivery is

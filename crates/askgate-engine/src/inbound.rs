@@ -453,7 +453,11 @@ impl Engine {
         }
         let chrome = record.locale.chrome();
         let recipient = self.recipient(&record.recipient);
-        if !recipient.is_some_and(|r| r.may_answer(channel, event)) {
+        let on = self.inner.channels.get(channel);
+        if !recipient
+            .zip(on)
+            .is_some_and(|(r, on)| r.may_answer(on.as_ref(), event))
+        {
             let name = recipient.map_or(record.recipient.as_str(), |r| r.display_name.as_str());
             return Ok(Addressed::Refused(notice(&chrome.not_for_you(name), true)));
         }

@@ -24,7 +24,7 @@ pub mod recipient;
 pub mod retention;
 
 pub use clock::Clock;
-pub use delivery::summary_of;
+pub use delivery::{ENDED_BEFORE_DELIVERY, summary_of};
 pub use engine::{
     Accepted, DirectAnswer, DirectItem, Engine, EngineError, Limits, NewQuestion, NoObserver, Observer,
     REDELIVER_AFTER, SWEEP_EVERY, SessionKind, Submitted, Update, WEB,

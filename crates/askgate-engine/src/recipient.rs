@@ -2,7 +2,7 @@
 //! answer it.
 
 use askgate_core::Locale;
-use askgate_core::channel::{ConversationKind, Destination, InboundEvent};
+use askgate_core::channel::{Channel, ConversationKind, Destination, InboundEvent};
 
 /// A configured recipient: a person (or a group of people) with one or more
 /// surfaces. A question to them is shown on every surface; the first valid
@@ -30,8 +30,10 @@ pub struct RecipientSurface {
     pub kind: String,
     /// Where on that channel.
     pub destination: Destination,
-    /// Platform user ids allowed to answer. Empty: whoever is in the direct
-    /// conversation, which is only ever the recipient; never anyone in a group.
+    /// Platform user ids allowed to answer. Empty: the person a direct
+    /// destination is with, as its channel names them
+    /// ([`Channel::direct_person`]), in that direct conversation only;
+    /// never anyone in a group.
     pub answerers: Vec<String>,
 }
 
@@ -46,10 +48,15 @@ impl RecipientSurface {
         }
     }
 
-    /// Whether the person behind `event` may answer here (spec §6).
-    pub fn may_answer(&self, event: &InboundEvent) -> bool {
+    /// Whether the person behind `event` may answer here (spec §6): one of
+    /// `answerers`; with none, `person` — whom the surface's channel says
+    /// its direct destination is with ([`Channel::direct_person`]) — in a
+    /// direct conversation, and no one else. Whoever else a platform lets
+    /// into a private chat or a DM (a forwarded message's buttons, a bug, a
+    /// forged event) is a stranger there as in a group.
+    pub fn may_answer(&self, event: &InboundEvent, person: Option<&str>) -> bool {
         if self.answerers.is_empty() {
-            event.conversation_kind == ConversationKind::Direct
+            event.conversation_kind == ConversationKind::Direct && person == Some(event.user.id.as_str())
         } else {
             self.answerers.contains(&event.user.id)
         }
@@ -74,7 +81,62 @@ impl Recipient {
 
     /// Whether the person behind `event`, on `channel`, may answer this
     /// recipient's questions there (spec §6).
-    pub fn may_answer(&self, channel: &str, event: &InboundEvent) -> bool {
-        self.surface(channel).is_some_and(|surface| surface.may_answer(event))
+    pub fn may_answer(&self, channel: &dyn Channel, event: &InboundEvent) -> bool {
+        self.surface(channel.name()).is_some_and(|surface| {
+            let person = channel.direct_person(&surface.destination);
+            surface.may_answer(event, person.as_deref())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use askgate_core::channel::{InboundKind, MessageRef, UserRef};
+
+    use super::*;
+
+    fn event(user: &str, kind: ConversationKind) -> InboundEvent {
+        InboundEvent {
+            event_id: "e".into(),
+            user: UserRef {
+                id: user.into(),
+                display_name: user.into(),
+            },
+            conversation: "c".into(),
+            conversation_kind: kind,
+            thread: None,
+            kind: InboundKind::NonText {
+                reply_to: None,
+                message: MessageRef {
+                    conversation: "c".into(),
+                    message: "1".into(),
+                },
+            },
+        }
+    }
+
+    fn surface(answerers: &[&str]) -> RecipientSurface {
+        let destination = Destination {
+            conversation: "c".into(),
+            thread: None,
+        };
+        let answerers = answerers.iter().map(|id| (*id).to_owned()).collect();
+        RecipientSurface::new("chat", "chat", destination, answerers)
+    }
+
+    #[test]
+    fn without_answerers_only_the_person_of_the_direct_conversation_answers() {
+        let direct = surface(&[]);
+        assert!(direct.may_answer(&event("42", ConversationKind::Direct), Some("42")));
+        assert!(!direct.may_answer(&event("43", ConversationKind::Direct), Some("42")));
+        // A channel that names no one: no one.
+        assert!(!direct.may_answer(&event("42", ConversationKind::Direct), None));
+        // Never anyone in a group.
+        assert!(!direct.may_answer(&event("42", ConversationKind::Group), Some("42")));
+        // Listed answerers answer wherever the surface is, and only they.
+        let listed = surface(&["7"]);
+        assert!(listed.may_answer(&event("7", ConversationKind::Group), None));
+        assert!(listed.may_answer(&event("7", ConversationKind::Direct), Some("42")));
+        assert!(!listed.may_answer(&event("42", ConversationKind::Direct), Some("42")));
     }
 }

@@ -200,6 +200,38 @@ async fn only_the_addressed_person_may_answer_in_a_group() {
     );
 }
 
+/// Spec §6: with no `answerers`, the one person a direct conversation is
+/// with answers there (its channel names them, `Channel::direct_person`);
+/// anyone else a platform lets in is a stranger there as in a group.
+#[tokio::test]
+async fn in_a_direct_conversation_only_its_person_may_answer() {
+    let h = harness().await;
+    let record = h.ask("alice", single()).await;
+    for event in [
+        tap(&record, "e1", "u-bob", ButtonAction::Choose(0)),
+        tap(&record, "e2", "u-bob", ButtonAction::Skip),
+        typed(&record, "e3", "u-bob", "2", true),
+        typed(&record, "e4", "u-bob", "2", false),
+    ] {
+        let refused = h.engine.handle("chat", event).await.expect("the event is stored");
+        assert_eq!(notice(&refused), "This question is for Alice", "{refused:?}");
+    }
+    let now = h.engine.get(&record.id).await.unwrap().expect("stored");
+    assert_eq!((now.status, now.progress.is_empty()), (QuestionStatus::Pending, true));
+    let answered = h
+        .engine
+        .handle("chat", tap(&record, "e5", "u-alice", ButtonAction::Choose(1)))
+        .await
+        .expect("the event is stored");
+    assert_eq!(notice(&answered), "Answer submitted");
+    let ended = h.ended(&record.id).await;
+    assert_eq!(ended.resolution.as_ref().unwrap().by.as_ref().unwrap().id, "u-alice");
+    assert_eq!(
+        result(&ended),
+        json!({"status": "answered", "answers": {"answers": {"deploy": ["Production"]}}})
+    );
+}
+
 #[tokio::test]
 async fn a_tap_from_another_conversation_changes_nothing() {
     let h = harness().await;

@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use askgate_core::channel::{ChannelError, Destination, InboundKind, InboundSink, MessageRef, Reaction};
 use askgate_core::{ButtonAction, ButtonToken, Locale};
-use askgate_engine::{Clock, DirectAnswer, DirectItem, Engine, NoObserver, Recipient, RecipientSurface, Submitted};
+use askgate_engine::{
+    Clock, DirectAnswer, DirectItem, ENDED_BEFORE_DELIVERY, Engine, NoObserver, Recipient, RecipientSurface, Submitted,
+};
 use askgate_store::{QuestionRecord, QuestionStatus, SqliteStore, SurfaceState};
 use askgate_testkit::FakeChannel;
 use serde_json::json;
@@ -26,6 +28,7 @@ use tokio::sync::oneshot;
 /// two chat apps only.
 struct Surfaces {
     engine: Engine,
+    clock: Clock,
     tg: FakeChannel,
     sl: FakeChannel,
     _dir: TempDir,
@@ -49,6 +52,11 @@ async fn surfaces() -> Surfaces {
 async fn surfaces_in(dir: TempDir) -> Surfaces {
     let store = SqliteStore::open(&dir.path().join("askgate.db")).await.unwrap();
     let (tg, sl) = (FakeChannel::with_buttons("tg"), FakeChannel::with_buttons("sl"));
+    for (chat, suffix) in [(&tg, ""), (&sl, "-sl")] {
+        for name in ["alice", "bob"] {
+            chat.direct(&format!("dm-{name}{suffix}"), &format!("u-{name}"));
+        }
+    }
     let web = FakeChannel::sending_nothing("web");
     let alice = Recipient {
         name: "alice".into(),
@@ -66,17 +74,19 @@ async fn surfaces_in(dir: TempDir) -> Surfaces {
         surfaces: vec![surface("tg", "telegram", "dm-bob"), surface("sl", "slack", "dm-bob-sl")],
         locale: Locale::En,
     };
+    let clock = Clock::manual(START);
     let engine = Engine::new(
         Arc::new(store),
         vec![Arc::new(tg.clone()), Arc::new(sl.clone()), Arc::new(web)],
         vec![alice, bob],
-        Clock::manual(START),
+        clock.clone(),
         Arc::new(NoObserver),
     );
     engine.start().await.unwrap();
     let stop = support::run_timers(&engine);
     Surfaces {
         engine,
+        clock,
         tg,
         sl,
         _dir: dir,
@@ -295,6 +305,46 @@ async fn one_surface_failing_for_good_leaves_the_question_open_on_the_other() {
         ["Answered by Bob in Slack: Staging (Recommended)"]
     );
     assert!(s.tg.summaries().is_empty());
+}
+
+#[tokio::test]
+async fn a_surface_still_failing_when_the_question_ends_is_sent_nothing_more_and_marked_so() {
+    // Telegram down (a passing failure: retried after a pause) while Alice
+    // answers on her page: the retry never comes, and the surface does not
+    // stay `sending`.
+    let s = surfaces().await;
+    s.tg.fail_next([ChannelError::Unavailable {
+        reason: "502 Bad Gateway".into(),
+    }]);
+    let record = s.engine.ask(question("alice", single())).await.unwrap();
+    let record = s
+        .until(&record, |r| {
+            r.surface("sl").unwrap().state == SurfaceState::Delivered && s.tg.delivery_attempts() == 1
+        })
+        .await;
+    assert_eq!(record.surface("tg").unwrap().state, SurfaceState::Sending);
+    assert_eq!(s.on_page(&record, 1).await.status, QuestionStatus::Answered);
+    // Long past every retry's pause.
+    s.clock.advance(Duration::from_secs(3600));
+    let ended = s
+        .until(&record, |r| r.surface("tg").unwrap().state != SurfaceState::Sending)
+        .await;
+    let tg = ended.surface("tg").unwrap();
+    assert_eq!(
+        (tg.state, tg.reason.as_deref(), tg.delivery.as_ref()),
+        (SurfaceState::Failed, Some(ENDED_BEFORE_DELIVERY), None),
+        "{tg:?}"
+    );
+    // No second send, and so nothing to edit.
+    assert_eq!(s.tg.delivery_attempts(), 1);
+    assert!(s.tg.calls().is_empty(), "{:?}", s.tg.calls());
+    assert_eq!(
+        summaries(&s.sl, 1).await,
+        ["Answered by Alice in the web page: Production"]
+    );
+    // The question stays answered, as the page said.
+    let now = s.engine.get(&record.id).await.unwrap().unwrap();
+    assert_eq!(now.status, QuestionStatus::Answered);
 }
 
 #[tokio::test]

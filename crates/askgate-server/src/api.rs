@@ -110,6 +110,11 @@ pub(crate) fn read_question(
     }
     let mut text = |name: &str, required: bool| -> Option<String> {
         match present.get(name) {
+            // Refused on both stores alike: PostgreSQL cannot keep it in text.
+            Some(Value::String(text)) if text.contains('\0') => {
+                errors.push(error(ErrorCode::InvalidCharacter, name, nul_message(name)));
+                None
+            }
             Some(Value::String(text)) if !text.trim().is_empty() => Some(text.trim().to_owned()),
             None | Some(Value::Null) if !required => None,
             None | Some(Value::Null) => {
@@ -258,6 +263,11 @@ fn key_from(key: Option<&str>, path: &str, errors: &mut Vec<ValidationError>) ->
     }
 }
 
+/// Why a `name` holding U+0000 is refused.
+fn nul_message(name: &str) -> String {
+    format!("\"{name}\" must not contain the NUL character (U+0000).")
+}
+
 pub(crate) fn error(code: ErrorCode, path: &str, message: String) -> ValidationError {
     ValidationError {
         code,
@@ -378,6 +388,11 @@ pub(crate) async fn abort_run(
     agent: Agent,
     Path(run_id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
+    // No run is named so (its questions were refused); refused as they were.
+    if run_id.contains('\0') {
+        let problem = error(ErrorCode::InvalidCharacter, "runId", nul_message("runId"));
+        return Err(ValidationErrors { errors: vec![problem] }.into());
+    }
     let cancelled = state.0.engine.abort_run(&agent.name, &run_id).await?;
     Ok(Json(json!({ "runId": run_id, "cancelled": cancelled })))
 }

@@ -89,10 +89,11 @@ pub fn document() -> Value {
             "/v1/runs/{runId}/abort": {"post": {
                 "operationId": "abortRun",
                 "summary": "The agent's run was aborted: cancel all of its pending questions.",
-                "parameters": [{"name": "runId", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "parameters": [{"name": "runId", "in": "path", "required": true, "schema": {"type": "string", "pattern": NO_NUL}}],
                 "responses": {"200": {"description": "The cancelled question ids.", "content": {"application/json": {"schema": {
                     "type": "object", "properties": {"runId": {"type": "string"}, "cancelled": {"type": "array", "items": {"type": "string"}}}}}}},
-                    "401": {"$ref": "#/components/responses/401"}}
+                    "401": {"$ref": "#/components/responses/401"},
+                    "422": error_response("invalid_character: the run id holds U+0000, which no run has.")}
             }}
         },
         "components": {
@@ -132,12 +133,26 @@ fn agent_path() -> Value {
     }})
 }
 
+/// The white space of [`NOT_BLANK`], as the inside of a class.
+macro_rules! blanks {
+    () => {
+        "\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+    };
+}
+
 /// A string with something other than white space in it: the envelope's
 /// names are trimmed (`str::trim`) and refused empty. The class is Rust's
 /// `char::is_whitespace` spelled out, since `\s` differs between regex
 /// dialects (ECMA-262 counts U+FEFF, Python's `re` counts U+001C..U+001F).
-const NOT_BLANK: &str =
-    "[^\\u0009-\\u000d\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
+const NOT_BLANK: &str = concat!("[^", blanks!(), "]");
+
+/// An id of the envelope (`sessionId`, `runId`, `toolCallId`): not blank,
+/// as [`NOT_BLANK`] says, and without U+0000 anywhere, which askgate
+/// refuses (`invalid_character`: PostgreSQL keeps no NUL in text).
+const ID_TEXT: &str = concat!("^[^\\u0000]*[^\\u0000", blanks!(), "][^\\u0000]*$");
+
+/// A path's run id: anything but U+0000, as [`ID_TEXT`].
+const NO_NUL: &str = "^[^\\u0000]*$";
 
 /// A string with something other than white space and control characters in
 /// it: the `ask_user` text fields are cleaned of both
@@ -157,10 +172,10 @@ fn schemas() -> Value {
             "additionalProperties": false,
             "properties": {
                 "to": {"type": "string", "pattern": NOT_BLANK, "description": "The recipient's name in askgate's configuration."},
-                "sessionId": {"type": ["string", "null"], "pattern": NOT_BLANK, "description": "The agent session; one pending question per session."},
-                "runId": {"type": ["string", "null"], "pattern": NOT_BLANK, "description": "The agent run; aborting it cancels its questions."},
+                "sessionId": {"type": ["string", "null"], "pattern": ID_TEXT, "description": "The agent session; one pending question per session."},
+                "runId": {"type": ["string", "null"], "pattern": ID_TEXT, "description": "The agent run; aborting it cancels its questions."},
                 "sessionKind": {"type": ["string", "null"], "enum": ["main", "subagent", null], "default": "main"},
-                "toolCallId": {"type": ["string", "null"], "minLength": 1, "maxLength": 255, "pattern": NOT_BLANK, "description": "The agent runtime's id of this tool call: an idempotency key when no Idempotency-Key header is sent."},
+                "toolCallId": {"type": ["string", "null"], "minLength": 1, "maxLength": 255, "pattern": ID_TEXT, "description": "The agent runtime's id of this tool call: an idempotency key when no Idempotency-Key header is sent."},
                 "questions": {"type": "array", "minItems": 1, "maxItems": 3, "uniqueItems": true, "items": {"$ref": "#/components/schemas/AskQuestion"}, "description": field_description("questions")},
                 "timeoutSeconds": {"type": ["integer", "null"], "default": 900, "description": field_description("timeoutSeconds")}
             }
@@ -228,7 +243,7 @@ fn schemas() -> Value {
                 "surface": {"type": ["string", "null"], "description": "The kind of surface: telegram, discord, slack, web (null for a question stored before kinds were recorded)."},
                 "channel": {"type": "string", "description": "The configured channel's name."},
                 "status": {"type": "string", "enum": ["sending", "delivered", "failed"]},
-                "reason": {"type": ["string", "null"], "description": "Why it failed."},
+                "reason": {"type": ["string", "null"], "description": "Why it failed: the platform's refusal, or \"the question ended before it was delivered\" for a surface sent nothing more once its question ended."},
                 "messages": {"type": "array", "items": {"type": "object", "properties": {
                     "conversation": {"type": "string"}, "message": {"type": "string"}}}}
             }

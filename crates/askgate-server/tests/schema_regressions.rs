@@ -140,12 +140,18 @@ async fn the_envelope_names_are_refused_blank_but_taken_with_control_characters(
     // control characters: `"sessionId": "\u0001"` is a session.
     let fixture = fixture().await;
     let request = &fixture.schema("QuestionRequest")["properties"];
-    for field in ["to", "sessionId", "runId"] {
+    for field in ["to", "sessionId", "runId", "toolCallId"] {
         let pattern = request[field]["pattern"].as_str().unwrap();
+        // The ids' pattern is anchored, to refuse U+0000 anywhere: its
+        // middle class is the character that makes them not blank.
+        let class = match pattern.strip_prefix("^[^\\u0000]*[^\\u0000") {
+            Some(rest) => format!("[^\\u0000{}", rest.strip_suffix("[^\\u0000]*$").unwrap()),
+            None => pattern.to_owned(),
+        };
         for c in characters() {
             assert_eq!(
-                class_admits(pattern, c),
-                !c.is_whitespace(),
+                class_admits(&class, c),
+                !c.is_whitespace() && (field == "to" || c != '\0'),
                 "{field}: the pattern and str::trim disagree on U+{:04X}",
                 u32::from(c)
             );
@@ -259,4 +265,72 @@ async fn a_bad_tool_call_id_is_refused_also_beside_an_idempotency_key_header() {
     let (status, answer) = send_to(&fixture.router, request).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
     assert_eq!(answer["error"]["path"], "toolCallId", "{answer}");
+}
+
+#[tokio::test]
+async fn a_nul_in_an_envelope_id_is_refused_with_its_path_and_the_document_says_so() {
+    // Found on PostgreSQL, which keeps no U+0000 in text: such a `sessionId`,
+    // `runId` or `toolCallId` got 503 (try again) there and was kept by
+    // SQLite. Both stores now refuse it before anything is stored.
+    let fixture = fixture().await;
+    let request = &fixture.schema("QuestionRequest")["properties"];
+    for field in ["sessionId", "runId", "toolCallId"] {
+        let pattern = request[field]["pattern"].as_str().unwrap();
+        assert!(
+            pattern.starts_with("^[^\\u0000]*") && pattern.ends_with("[^\\u0000]*$"),
+            "{field}: {pattern}"
+        );
+    }
+    let mut body = body_with(&question());
+    for field in ["sessionId", "runId", "toolCallId"] {
+        body[field] = json!("a\u{0}b");
+    }
+    let (status, answer) = fixture.create("", &body).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    let problems: Vec<(&str, &str)> = answer["error"]["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|problem| (problem["code"].as_str().unwrap(), problem["path"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        problems,
+        [
+            ("invalid_character", "sessionId"),
+            ("invalid_character", "runId"),
+            ("invalid_character", "toolCallId")
+        ],
+        "{answer}"
+    );
+    // One alone is the error's own code and path.
+    let mut body = body_with(&question());
+    body["sessionId"] = json!("\u{0}");
+    let (status, answer) = fixture.create("", &body).await;
+    assert_eq!(
+        (status, &answer["error"]["code"], &answer["error"]["path"]),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            &json!("invalid_character"),
+            &json!("sessionId")
+        ),
+        "{answer}"
+    );
+    // A run named so by the path.
+    let abort = &fixture.document["paths"]["/v1/runs/{runId}/abort"]["post"];
+    assert_eq!(abort["parameters"][0]["schema"]["pattern"], "^[^\\u0000]*$");
+    assert!(abort["responses"]["422"].is_object(), "{abort}");
+    let request = Request::post("/v1/runs/a%00b/abort")
+        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+        .body(Body::empty())
+        .unwrap();
+    let (status, answer) = send_to(&fixture.router, request).await;
+    assert_eq!(
+        (status, &answer["error"]["code"], &answer["error"]["path"]),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            &json!("invalid_character"),
+            &json!("runId")
+        ),
+        "{answer}"
+    );
 }

@@ -181,6 +181,11 @@ impl Channel for SlackChannel {
         &self.name
     }
 
+    /// A user id (`U…`, `W…`): the DM askgate opens with them.
+    fn direct_person(&self, destination: &Destination) -> Option<String> {
+        is_user(&destination.conversation).then(|| destination.conversation.clone())
+    }
+
     fn capabilities(&self) -> &Capabilities {
         &self.capabilities
     }

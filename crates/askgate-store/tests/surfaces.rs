@@ -19,6 +19,7 @@ on_both_stores! {
     a_reply_finds_its_question_through_any_surface,
     two_surfaces_failing_at_once_through_two_stores_see_each_other,
     a_surface_the_question_does_not_have_is_refused,
+    a_surface_of_an_ended_question_is_given_up_on_and_the_question_stays_ended,
 }
 
 /// A pending question on Telegram, Slack and askgate's page (delivered as
@@ -193,6 +194,47 @@ async fn two_surfaces_failing_at_once_through_two_stores_see_each_other(fresh: F
         let after = stores[1].get(&record.id).await.unwrap().unwrap();
         assert_eq!(states(&after), [SurfaceState::Failed, SurfaceState::Failed]);
     }
+}
+
+/// The engine gives up on a surface still being tried when its question
+/// ends: the write is taken on an ended question, changes nothing else, and
+/// leaves nothing to edit or to deliver.
+async fn a_surface_of_an_ended_question_is_given_up_on_and_the_question_stays_ended(fresh: Fresh) {
+    let store = fresh.store();
+    let record = on_three_surfaces("q1", 1000);
+    store.insert(&record).await.unwrap();
+    store
+        .set_delivery(&record.id, CHANNEL, &Delivery::new(vec![message(CONVERSATION, "1")]))
+        .await
+        .unwrap();
+    let cancelled = store
+        .resolve(&record.id, &ended(QuestionStatus::Cancelled, 2000, "cancelled"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(cancelled.surfaces[1].state, SurfaceState::Sending);
+    let reason = "the question ended before it was delivered";
+    let after = store
+        .surface_failed(&record.id, "slack", reason)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(after.status, QuestionStatus::Cancelled);
+    assert_eq!(after.resolution, cancelled.resolution);
+    assert_eq!(
+        states(&after),
+        [SurfaceState::Delivered, SurfaceState::Failed, SurfaceState::Delivered]
+    );
+    assert_eq!(
+        (after.surfaces[1].reason.as_deref(), after.surfaces[1].delivery.as_ref()),
+        (Some(reason), None)
+    );
+    assert_eq!(store.get(&record.id).await.unwrap().as_ref(), Some(&after));
+    // Only Telegram's copy waits to be edited; nothing waits to be delivered.
+    let unfinished = store.unfinished().await.unwrap();
+    assert_eq!(ids(&unfinished), [record.id.as_str()]);
+    assert!(!unfinished[0].surfaces[1].to_edit());
+    assert!(store.undelivered(5000, 10).await.unwrap().is_empty());
 }
 
 async fn a_surface_the_question_does_not_have_is_refused(fresh: Fresh) {

@@ -268,6 +268,13 @@ impl Channel for TelegramChannel {
         &self.name
     }
 
+    /// A private chat's id is its user's id, and a user's id is positive
+    /// (a group's is negative, a channel is `-100…` or `@name`).
+    fn direct_person(&self, destination: &Destination) -> Option<String> {
+        let id: i64 = destination.conversation.parse().ok()?;
+        (id > 0).then(|| destination.conversation.clone())
+    }
+
     fn capabilities(&self) -> &Capabilities {
         &self.capabilities
     }

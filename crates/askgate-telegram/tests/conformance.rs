@@ -106,11 +106,12 @@ mod inbound {
     const QUIET: Duration = Duration::from_secs(5);
 
     /// Every scenario but Answer…: Telegram has no forms.
-    const SCENARIOS: [&str; 9] = [
+    const SCENARIOS: [&str; 10] = [
         "a_tap_on_an_option_answers_the_waiting_agent",
         "typed_replies_answer_over_several_messages",
         "other_opens_a_free_text_input_whose_words_answer",
         "a_stranger_is_refused_and_changes_nothing",
+        "a_stranger_in_the_direct_conversation_is_refused_and_changes_nothing",
         "a_second_tap_is_told_the_question_was_already_answered",
         "skip_gives_the_agent_no_answer",
         "a_slow_store_still_applies_the_tap_once",

@@ -11,7 +11,7 @@
 //! [`bench`](mod@bench) what the benchmarks share; [`postgres`] a test's own
 //! schema on the test PostgreSQL. Nothing here is used outside tests.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, Destination, MessageRef, Outgoing};
@@ -77,6 +77,10 @@ struct State {
     /// How long a delivery takes to return after its messages are "sent".
     hold: Mutex<Option<std::time::Duration>>,
     next_message: Mutex<u64>,
+    /// Direct conversation → the user it is with ([`FakeChannel::direct`]).
+    people: Mutex<HashMap<String, String>>,
+    /// Every `deliver` call, failed ones too.
+    attempts: std::sync::atomic::AtomicUsize,
     changed: Notify,
 }
 
@@ -163,6 +167,20 @@ impl FakeChannel {
         lock(&self.state.calls).clone()
     }
 
+    /// Makes a recipient's destination `conversation` the direct
+    /// conversation of user `user`: with no `answerers`, only they may
+    /// answer there ([`Channel::direct_person`]). A fake names no one
+    /// otherwise.
+    pub fn direct(&self, conversation: &str, user: &str) {
+        lock(&self.state.people).insert(conversation.to_owned(), user.to_owned());
+    }
+
+    /// How many times the engine asked for a delivery, failed ones (which
+    /// leave no [`Call`]) included.
+    pub fn delivery_attempts(&self) -> usize {
+        self.state.attempts.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// The deliveries so far.
     pub fn deliveries(&self) -> Vec<(Presentation, Delivery)> {
         self.calls()
@@ -231,7 +249,12 @@ impl Channel for FakeChannel {
         self.sends_nothing
     }
 
+    fn direct_person(&self, destination: &Destination) -> Option<String> {
+        lock(&self.state.people).get(&destination.conversation).cloned()
+    }
+
     async fn deliver(&self, outgoing: &Outgoing<'_>) -> Result<Delivery, DeliveryError> {
+        self.state.attempts.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let failure = lock(&self.state.failures).pop_front();
         if let Some(error) = failure {
             self.state.changed.notify_waiters();

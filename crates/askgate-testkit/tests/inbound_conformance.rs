@@ -9,12 +9,13 @@ use std::time::Duration;
 use askgate_testkit::conformance::inbound;
 use askgate_testkit::conformance::{DoubleSettings, TestDouble};
 
-const EVERY_SCENARIO: [&str; 10] = [
+const EVERY_SCENARIO: [&str; 11] = [
     "a_tap_on_an_option_answers_the_waiting_agent",
     "typed_replies_answer_over_several_messages",
     "answer_opens_a_form_whose_submission_answers",
     "other_opens_a_free_text_input_whose_words_answer",
     "a_stranger_is_refused_and_changes_nothing",
+    "a_stranger_in_the_direct_conversation_is_refused_and_changes_nothing",
     "a_second_tap_is_told_the_question_was_already_answered",
     "skip_gives_the_agent_no_answer",
     "a_slow_store_still_applies_the_tap_once",

@@ -88,6 +88,8 @@ pub(crate) async fn start_engine(
     clock: &Clock,
     chat: &FakeChannel,
 ) -> (Engine, oneshot::Sender<()>) {
+    // Alice's direct conversation, where she alone may answer.
+    chat.direct("dm-alice", "u-alice");
     let engine = Engine::new(
         store,
         vec![Arc::new(chat.clone())],

@@ -122,10 +122,12 @@ impl TestDouble {
     /// A double that behaves as `settings` say.
     pub fn new(settings: DoubleSettings) -> Self {
         let (changes, _) = watch::channel(0);
+        let channel = FakeChannel::with_forms(NAME, true);
+        channel.direct(DIRECT, &user(Who::Recipient).id);
         Self {
             shared: Arc::new(Shared {
                 settings,
-                channel: FakeChannel::with_forms(NAME, true),
+                channel,
                 queue: Mutex::new(VecDeque::new()),
                 shown: Mutex::new(HashMap::new()),
                 open: Mutex::new(HashMap::new()),
@@ -250,6 +252,10 @@ impl Channel for TestDouble {
 
     async fn finish(&self, delivery: &Delivery, prompt: &Presentation, summary: &Summary) -> Result<(), ChannelError> {
         self.shared.channel.finish(delivery, prompt, summary).await
+    }
+
+    fn direct_person(&self, destination: &askgate_core::channel::Destination) -> Option<String> {
+        self.shared.channel.direct_person(destination)
     }
 }
 

@@ -28,6 +28,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::outbound::Shown;
+use super::strangers::a_stranger_in_the_direct_conversation_is_refused_and_changes_nothing;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -64,7 +65,7 @@ pub const SLOW_STORE: Duration = Duration::from_secs(4);
 const AGENT_WAIT: Duration = Duration::from_secs(120);
 
 /// One question, single-select: native buttons wherever there are any.
-const SINGLE: &str = r#"{"questions":[{"id":"deploy","header":"Deploy","question":"Where should this build go?",
+pub(crate) const SINGLE: &str = r#"{"questions":[{"id":"deploy","header":"Deploy","question":"Where should this build go?",
     "options":[{"label":"Staging (Recommended)"},{"label":"Production"},{"label":"Canary"}]}],"timeoutSeconds":600}"#;
 
 /// Two questions, the second multi-select: always text.
@@ -195,6 +196,15 @@ pub trait PersonPlatform: Send + Sync {
     /// same (a Discord or Slack ephemeral message), the platform reports
     /// each with `alert: false` and the suite asks for no alerts.
     fn alerts(&self) -> bool {
+        true
+    }
+
+    /// Whether the platform can show a notice to someone acting in a
+    /// conversation they are not a member of (a stranger delivered into the
+    /// person's DM). Slack cannot (`chat.postEphemeral` needs the user in
+    /// the conversation: `user_not_in_channel`); there the suite checks the
+    /// engine's refusal only.
+    fn notices_outside_conversations(&self) -> bool {
         true
     }
 
@@ -569,7 +579,7 @@ impl<'a> Person<'a> {
 }
 
 /// The notice an accepted answer gets.
-fn submitted() -> Seen {
+pub(crate) fn submitted() -> Seen {
     notice(Locale::En.chrome().answer_submitted(), false)
 }
 
@@ -603,6 +613,11 @@ pub async fn run(platform: &dyn PersonPlatform) -> Vec<&'static str> {
     scenario!(features.forms, answer_opens_a_form_whose_submission_answers);
     scenario!(features.free_text, other_opens_a_free_text_input_whose_words_answer);
     scenario!(features.strangers, a_stranger_is_refused_and_changes_nothing);
+    // Without groups, the scenario above asks the person already.
+    scenario!(
+        features.strangers && features.groups && features.sink,
+        a_stranger_in_the_direct_conversation_is_refused_and_changes_nothing
+    );
     scenario!(true, a_second_tap_is_told_the_question_was_already_answered);
     scenario!(true, skip_gives_the_agent_no_answer);
     scenario!(features.sink, a_slow_store_still_applies_the_tap_once);

@@ -395,6 +395,13 @@ impl FakeDiscord {
         self.state().requests.fail_next(route, failure);
     }
 
+    /// Signs the next interaction sent to the HTTP endpoint (a click, a
+    /// submitted modal, a PING) as `signature` says, a stale or forged one
+    /// say, instead of validly now; several calls queue up, one for each.
+    pub fn sign_next_with(&self, signature: Signature) {
+        self.state().next_signatures.push_back(signature);
+    }
+
     /// Makes an interaction older, e.g. past the 3 s of its first response,
     /// without a test waiting that long.
     pub fn age_interaction(&self, id: u64, by: Duration) {

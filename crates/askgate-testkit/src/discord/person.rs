@@ -146,8 +146,9 @@ impl FakeDiscord {
     /// Sends a recorded interaction: by gateway dispatch, or signed to the
     /// HTTP endpoint, taking a 2xx answer's body as its first response.
     async fn deliver(&self, id: u64) -> InteractionRecord {
-        let (url, payload) = self.shared.state.record(|state| {
+        let (url, payload, signature) = self.shared.state.record(|state| {
             let url = state.interactions_url.clone();
+            let signature = state.next_signatures.pop_front().unwrap_or(Signature::Valid);
             let payload = state
                 .interactions
                 .get(&id)
@@ -159,11 +160,11 @@ impl FakeDiscord {
                     interaction.record.delivery = Delivery::Gateway { seq };
                 }
             }
-            (url, payload)
+            (url, payload, signature)
         });
         if let Some(url) = url {
             let key = &self.shared.signing_key;
-            let mut answer = signing::post(&self.shared.client, key, &url, &payload, Signature::Valid).await;
+            let mut answer = signing::post(&self.shared.client, key, &url, &payload, signature).await;
             self.shared.state.record(|state| {
                 take_http_response(state, id, &mut answer);
                 if let Some(interaction) = state.interactions.get_mut(&id) {

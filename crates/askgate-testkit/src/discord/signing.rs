@@ -42,11 +42,17 @@ fn hex(bytes: &[u8]) -> String {
         })
 }
 
-/// The signature headers Discord would send with this body now.
+/// The signature headers Discord would send with this body now (or as
+/// `signature` says).
 pub(crate) fn signature_headers(key: &SigningKey, body: &[u8], signature: Signature) -> Vec<(String, String)> {
-    let timestamp = (unix_millis() / 1000).to_string();
+    let now = unix_millis() / 1000;
+    let timestamp = match signature {
+        Signature::Dated(from_now) => now.saturating_add_signed(from_now).to_string(),
+        Signature::Timestamped(timestamp) => timestamp.to_owned(),
+        _ => now.to_string(),
+    };
     let signer = match signature {
-        Signature::Valid => key.clone(),
+        Signature::Valid | Signature::Dated(_) | Signature::Timestamped(_) => key.clone(),
         Signature::Forged => SigningKey::from_bytes(&FORGER_KEY),
         Signature::Missing => return Vec::new(),
     };
@@ -151,6 +157,18 @@ mod tests {
         let forged = signature_headers(&application_key(), body, Signature::Forged);
         assert!(!verifies(&forged, body));
         assert!(signature_headers(&application_key(), body, Signature::Missing).is_empty());
+        // Dated otherwise, and still Discord's signature.
+        let now: i64 = signature_headers(&application_key(), body, Signature::Valid)[1]
+            .1
+            .parse()
+            .unwrap_or_default();
+        let hour_ago = signature_headers(&application_key(), body, Signature::Dated(-3600));
+        let dated: i64 = hour_ago[1].1.parse().unwrap_or_default();
+        assert!((now - 3600 - dated).abs() <= 1, "{now} {dated}");
+        assert!(verifies(&hour_ago, body));
+        let hello = signature_headers(&application_key(), body, Signature::Timestamped("hello"));
+        assert_eq!(hello[1].1, "hello");
+        assert!(verifies(&hello, body));
         assert_eq!(public_key_hex(&application_key()).len(), 64);
     }
 }

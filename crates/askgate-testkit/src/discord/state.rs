@@ -3,7 +3,7 @@
 //! the gateway's sessions, and the failures and refusals a test set up. Also
 //! the snowflakes and timestamps it stamps things with.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ed25519_dalek::SigningKey;
@@ -11,7 +11,8 @@ use serde_json::Value;
 
 use super::gateway::GatewayState;
 use super::types::{
-    AckVia, Call, ChannelKind, DiscordChannel, DiscordUser, Failure, InteractionRecord, Ping, SeenMessage, rows_of,
+    AckVia, Call, ChannelKind, DiscordChannel, DiscordUser, Failure, InteractionRecord, Ping, SeenMessage, Signature,
+    rows_of,
 };
 use super::{FakeDiscord, MEMBER_PERMISSIONS};
 use crate::fake::{Recorder, Requests};
@@ -135,6 +136,9 @@ pub(crate) struct State {
     pub(crate) no_access: HashSet<u64>,
     pub(crate) interactions: BTreeMap<u64, InteractionState>,
     pub(crate) interactions_url: Option<String>,
+    /// How the next HTTP interactions are signed, the first first; then
+    /// validly ([`FakeDiscord::sign_next_with`](super::FakeDiscord::sign_next_with)).
+    pub(crate) next_signatures: VecDeque<Signature>,
     pub(crate) gateway: GatewayState,
     /// Discord's per-channel message bucket, when a test asked for it.
     pub(crate) channel_limits: super::ratelimit::ChannelLimits,

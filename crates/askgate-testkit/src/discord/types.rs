@@ -450,6 +450,15 @@ pub enum Signature {
     Forged,
     /// Without `X-Signature-Ed25519` and `X-Signature-Timestamp`.
     Missing,
+    /// Signed with the application's key, as Discord signs, over a timestamp
+    /// this many seconds from now (negative: in the past): a genuine
+    /// request recorded then and played again now, or dated by a clock far
+    /// ahead.
+    Dated(i64),
+    /// Signed with the application's key over this `X-Signature-Timestamp`
+    /// exactly (`"hello"`): a genuine signature of a request no endpoint
+    /// should take.
+    Timestamped(&'static str),
 }
 
 /// A wait on the fake that ran out of time.
