@@ -86,15 +86,7 @@ pub fn document() -> Value {
                 "responses": get_responses
             }},
             "/v1/agent": agent_path(),
-            "/v1/runs/{runId}/abort": {"post": {
-                "operationId": "abortRun",
-                "summary": "The agent's run was aborted: cancel all of its pending questions.",
-                "parameters": [{"name": "runId", "in": "path", "required": true, "schema": {"type": "string", "pattern": NO_NUL}}],
-                "responses": {"200": {"description": "The cancelled question ids.", "content": {"application/json": {"schema": {
-                    "type": "object", "properties": {"runId": {"type": "string"}, "cancelled": {"type": "array", "items": {"type": "string"}}}}}}},
-                    "401": {"$ref": "#/components/responses/401"},
-                    "422": error_response("invalid_character: the run id holds U+0000, which no run has.")}
-            }}
+            "/v1/runs/{runId}/abort": abort_path()
         },
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description": "An agent token from askgate's configuration."}},
@@ -114,6 +106,19 @@ pub fn document() -> Value {
             }
         }
     })
+}
+
+/// `POST /v1/runs/{runId}/abort`: cancel a run's pending questions.
+fn abort_path() -> Value {
+    json!({"post": {
+        "operationId": "abortRun",
+        "summary": "The agent's run was aborted: cancel all of its pending questions.",
+        "parameters": [{"name": "runId", "in": "path", "required": true, "schema": {"type": "string", "pattern": NO_NUL}}],
+        "responses": {"200": {"description": "The cancelled question ids.", "content": {"application/json": {"schema": {
+            "type": "object", "properties": {"runId": {"type": "string"}, "cancelled": {"type": "array", "items": {"type": "string"}}}}}}},
+            "401": {"$ref": "#/components/responses/401"},
+            "422": error_response("invalid_character: the run id holds U+0000, which no run has.")}
+    }})
 }
 
 /// `GET /v1/agent`: the token's name, recipients and MCP wait.
