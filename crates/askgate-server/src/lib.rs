@@ -11,7 +11,7 @@
 //! | [`resource`] | the question resource and the tool result |
 //! | [`metrics`] | Prometheus metrics, fed by the engine's observer hooks |
 //! | [`openapi`] | `/openapi.json` |
-//! | [`conn`] | accepting and running connections: the cap, the header-read and idle timeouts, the shutdown deadline |
+//! | [`conn`] | accepting and running connections: the cap, the header-read, body and idle timeouts, the shutdown deadline |
 //! | [`mcp`] | askgate as an MCP server: the tools, `/mcp` (streamable HTTP), and the backend of the stdio bridge |
 //!
 //! [`app`] builds the router from an [`AppState`]; [`serve`] runs it on a
