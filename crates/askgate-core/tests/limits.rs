@@ -173,16 +173,41 @@ fn a_shortened_summary_says_so_and_keeps_the_options() {
     ]}))
     .unwrap_or_else(|errors| panic!("{errors}"));
     let mut answers = Answers::new();
-    answers.set(&request, "a", vec![AnswerItem::Option { index: 0, label: "Staging".into() }]);
+    answers.set(
+        &request,
+        "a",
+        vec![AnswerItem::Option {
+            index: 0,
+            label: "Staging".into(),
+        }],
+    );
     answers.set(&request, "b", vec![AnswerItem::FreeText { text: "w".repeat(2000) }]);
-    let summary = Summary::of(&request, Ending::Answered { by: "Alice", surface: None, answers: &answers }, Locale::En);
-    assert!(summary.full().contains(&"w".repeat(2000)), "the whole summary keeps the words");
+    let summary = Summary::of(
+        &request,
+        Ending::Answered {
+            by: "Alice",
+            surface: None,
+            answers: &answers,
+        },
+        Locale::En,
+    );
+    assert!(
+        summary.full().contains(&"w".repeat(2000)),
+        "the whole summary keeps the words"
+    );
     let short = summary.within(|text| text.chars().count() <= 400);
     assert!(short.chars().count() <= 400, "{short}");
     assert!(short.contains("Deploy: Staging"), "{short}");
     assert!(short.contains("…"), "{short}");
     assert!(short.ends_with(Locale::En.chrome().answers_shortened()), "{short}");
     let long_name = "N".repeat(300);
-    let named = Summary::of(&request, Ending::Skipped { by: &long_name, surface: None }, Locale::En);
+    let named = Summary::of(
+        &request,
+        Ending::Skipped {
+            by: &long_name,
+            surface: None,
+        },
+        Locale::En,
+    );
     assert!(named.full().chars().count() < 100, "a name is cut: {}", named.full());
 }

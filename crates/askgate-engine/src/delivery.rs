@@ -12,30 +12,44 @@ use askgate_core::channel::{Delivery, DeliveryError, MessageRef, Outgoing};
 use askgate_core::layout::{Ending, Summary, summary};
 use askgate_core::{QuestionId, render};
 use askgate_store::{QuestionRecord, QuestionStatus, StoreError, Surface, SurfaceState, SurfaceWrite};
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
-use crate::engine::{Engine, EngineError, MAX_DELIVERY_ATTEMPTS, STORE_RETRY_MAX};
+use crate::engine::{Engine, EngineError, MAX_DELIVERY_ATTEMPTS, REDELIVER_AFTER, STORE_RETRY_MAX};
+
+/// After the first [`MAX_DELIVERY_ATTEMPTS`], one failed delivery attempt
+/// in this many is logged as a warning (at the backoff's 32 s, one every
+/// eight and a half minutes); the others at debug level.
+const QUIET_RETRIES: u32 = 16;
 
 impl Engine {
     /// Delivers the question to each of its surfaces still to be sent to,
     /// each on its own: its own retries, its own rate-limit line.
     pub(crate) fn spawn_deliveries(&self, record: &QuestionRecord) {
+        let holder = format!("deliver-{}", ulid::Ulid::new().to_string().to_lowercase());
+        self.spawn_deliveries_holding(record, &holder);
+    }
+
+    /// [`Engine::spawn_deliveries`], its surfaces' retries holding the
+    /// question's `deliver:<id>` lease as `holder` on a shared store
+    /// ([`Engine::hold_delivery`]).
+    pub(crate) fn spawn_deliveries_holding(&self, record: &QuestionRecord, holder: &str) {
         for surface in &record.surfaces {
             if surface.state != SurfaceState::Sending {
                 continue;
             }
             let engine = self.clone();
-            let (record, channel) = (record.clone(), surface.channel.clone());
+            let (record, channel, holder) = (record.clone(), surface.channel.clone(), holder.to_owned());
             tokio::spawn(async move {
-                if let Err(error) = engine.deliver(&record, &channel).await {
+                if let Err(error) = engine.deliver(&record, &channel, &holder).await {
                     warn!(question = %record.id, channel, %error, "delivery bookkeeping failed");
                 }
             });
         }
     }
 
-    /// Delivers the question to its surface on `channel`.
-    async fn deliver(&self, record: &QuestionRecord, channel_name: &str) -> Result<(), EngineError> {
+    /// Delivers the question to its surface on `channel`; `holder` names
+    /// this process's delivery of it ([`Engine::hold_delivery`]).
+    async fn deliver(&self, record: &QuestionRecord, channel_name: &str, holder: &str) -> Result<(), EngineError> {
         let Some(channel) = self.inner.channels.get(channel_name) else {
             let reason = format!("channel \"{channel_name}\" is not configured");
             return self.surface_failed(&record.id, channel_name, &reason).await;
@@ -61,7 +75,9 @@ impl Engine {
             .filter(|delivery| !delivery.complete)
             .map(|delivery| delivery.messages.clone())
             .unwrap_or_default();
-        for attempt in 1..=MAX_DELIVERY_ATTEMPTS {
+        let mut attempt: u32 = 0;
+        loop {
+            attempt = attempt.saturating_add(1);
             let outgoing = Outgoing::new(&record.id, destination, &presentation).after(&sent);
             let error = match channel.deliver(&outgoing).await {
                 Ok(delivery) => {
@@ -87,18 +103,49 @@ impl Engine {
                 }
             };
             self.inner.observer.delivery_error(channel_name, &error);
-            warn!(question = %record.id, channel = channel_name, attempt, sent = sent.len(), %error, "delivery failed");
+            // Loud at first, then now and then: a platform down for an hour
+            // must not fill the log with one line per question per retry.
+            if attempt <= MAX_DELIVERY_ATTEMPTS || attempt.is_multiple_of(QUIET_RETRIES) {
+                warn!(question = %record.id, channel = channel_name, attempt, sent = sent.len(), %error, "delivery failed");
+            } else {
+                debug!(question = %record.id, channel = channel_name, attempt, sent = sent.len(), %error, "delivery failed");
+            }
             let still_pending = self.get(&record.id).await?.is_some_and(|r| !r.status.is_final());
             if !still_pending {
                 return Ok(());
             }
-            if error.is_retryable() && attempt < MAX_DELIVERY_ATTEMPTS {
+            // A platform out of reach or failing (down when askgate started,
+            // an outage) is tried again, with the backoff, until it answers or
+            // the question ends: the surface may be its recipient's only one.
+            if error.is_retryable() {
+                self.hold_delivery(&record.id, holder).await;
                 self.inner.clock.sleep(retry_delay(&error, attempt - 1)).await;
                 continue;
             }
             return self.surface_failed(&record.id, channel_name, &error.to_string()).await;
         }
-        Ok(())
+    }
+
+    /// On a store shared with other replicas, takes or renews the question's
+    /// `deliver:<id>` lease for [`REDELIVER_AFTER`] as `holder` while its
+    /// delivery is being retried here: another replica's sweep delivers a
+    /// prompt left undelivered that long (its asker died), and must not
+    /// while this one is still trying — the prompt would go out twice once
+    /// the platform answers. The lease runs out by itself if this process dies.
+    async fn hold_delivery(&self, id: &QuestionId, holder: &str) {
+        if self.inner.store.changes().is_none() {
+            return;
+        }
+        let now = self.inner.clock.now();
+        let until = now.saturating_add(crate::clock::millis(REDELIVER_AFTER));
+        let lease = format!("deliver:{id}");
+        match self.inner.store.try_lease(&lease, holder, now, until).await {
+            Ok(true) => {}
+            // Held by the sweep that handed this delivery over, or by this
+            // question's other surface here: either way not taken over.
+            Ok(false) => debug!(question = %id, "another holds the prompt's delivery lease"),
+            Err(error) => warn!(question = %id, %error, "could not hold the prompt's delivery lease"),
+        }
     }
 
     /// Records what was sent to the surface on `channel`, trying again while
