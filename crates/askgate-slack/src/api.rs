@@ -259,3 +259,28 @@ pub fn error(error: SlackClientError) -> ChannelError {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use slack_morphism::errors::{SlackClientApiError, SlackClientHttpError};
+
+    use super::*;
+
+    #[test]
+    fn slacks_answer_body_is_never_kept_and_its_words_are_one_short_line() {
+        let page = format!("<html>\n{}</html>", "Bad gateway. ".repeat(100_000));
+        let failed = SlackClientError::HttpError(
+            SlackClientHttpError::new(hyper::StatusCode::BAD_GATEWAY).with_http_response_body(page.clone()),
+        );
+        assert_eq!(describe(&failed), "HTTP 502 Bad Gateway");
+        let ChannelError::Unavailable { reason } = error(failed) else {
+            panic!("a 502 is retryable");
+        };
+        assert_eq!(reason, "HTTP 502 Bad Gateway");
+
+        let code = format!("channel_not_found\n{}", "x".repeat(10_000));
+        let refused = SlackClientError::ApiError(SlackClientApiError::new(code).with_http_response_body(page));
+        let described = describe(&refused);
+        assert!(described.len() <= 300 && !described.contains('\n'), "{described}");
+    }
+}
