@@ -545,7 +545,7 @@ async fn ready_again(server: &Server, within: Duration) -> Duration {
     loop {
         let (status, body) = readiness(server).await;
         if status == 200 {
-            assert_eq!(body, json!({"status": "ready"}));
+            assert_eq!(body, json!({"status": "ready", "channels": {"web": {"state": "up"}}}));
             return since.elapsed();
         }
         assert!(
@@ -561,7 +561,10 @@ async fn a_full_disk_is_reported_refused_and_recovered_from_without_a_restart() 
     // Declared first, so dropped last: askgate is killed before the unmount.
     let disk = Tmpfs::mount("2m");
     let mut server = Server::start_with_data_dir(disk.path(), "", "");
-    assert_eq!(readiness(&server).await, (200, json!({"status": "ready"})));
+    assert_eq!(
+        readiness(&server).await,
+        (200, json!({"status": "ready", "channels": {"web": {"state": "up"}}}))
+    );
 
     let mut ids = Vec::new();
     for _ in 0..4 {

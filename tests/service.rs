@@ -859,7 +859,11 @@ async fn openapi_health_and_metrics() {
     let (status, health) = server.get("/healthz", None).await;
     assert_eq!((status, health), (200, json!({"status": "ok"})));
     let (status, ready) = server.get("/readyz", None).await;
-    assert_eq!((status, ready), (200, json!({"status": "ready"})));
+    // A channel's state beside the store's readiness (the harness has the page only).
+    assert_eq!(
+        (status, ready),
+        (200, json!({"status": "ready", "channels": {"web": {"state": "up"}}}))
+    );
 
     let created_sample = "askgate_questions_created_total{channel=\"web\"}";
     let before = server.get_reply("/metrics", None).await;

@@ -710,17 +710,13 @@ async fn a_refused_chat_is_delivery_failed_at_once_with_the_reason() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)] // The fake must answer while the command runs.
-async fn a_wrong_bot_token_fails_check_config_and_start_up_without_showing_it() {
+async fn a_wrong_bot_token_fails_check_config_and_leaves_the_channel_refused_without_showing_it() {
     let fake = FakeTelegram::start().await;
     let wrong = "999999:wrong-token-never-shown";
     let channel = telegram_config(&fake, Mode::Polling, 1).replace(fake.token(), wrong);
-    for Refused {
-        command,
-        succeeded,
-        printed,
-    } in check_config_and_serve("", &channel).await
-    {
-        assert!(!succeeded, "{command} must fail: {printed}");
+    for refused in check_config_and_serve("", &channel).await {
+        refused.assert_refused();
+        let Refused { command, printed, .. } = refused;
         assert!(
             printed.contains("channels.tg"),
             "{command} names the channel: {printed}"

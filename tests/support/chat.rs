@@ -47,51 +47,87 @@ pub(crate) async fn eventually_within<T>(what: &str, patience: Duration, probe: 
     }
 }
 
-/// How `askgate check-config` and `askgate serve` end on a configuration
+/// How `askgate check-config` and `askgate serve` take a configuration
 /// whose channel the platform refuses.
 pub(crate) struct Refused {
     /// The command, for the assertion messages.
     pub(crate) command: &'static str,
-    /// Whether it exited successfully.
+    /// Whether it did what it must: `check-config` exited successfully (it
+    /// must not); `serve` kept serving with the channel `refused` (it must).
     pub(crate) succeeded: bool,
-    /// Everything it printed (stdout, then stderr).
+    /// What it said: `check-config`'s output (stdout, then stderr); for
+    /// `serve`, `/readyz` then its log.
     pub(crate) printed: String,
 }
 
+impl Refused {
+    /// Asserts what each command must do: `check-config` fails, `serve`
+    /// serves on with the channel refused.
+    pub(crate) fn assert_refused(&self) {
+        match self.command {
+            "check-config" => assert!(!self.succeeded, "check-config must fail: {}", self.printed),
+            _ => assert!(
+                self.succeeded,
+                "serve must go on serving, the channel refused: {}",
+                self.printed
+            ),
+        }
+    }
+}
+
 /// Writes the harness's configuration with `server` keys and `channel`
-/// appended into a fresh directory, then runs `check-config` and `serve` on
-/// it, each to its end (at most 30 s).
+/// appended into a fresh directory, then runs `check-config` on it to its
+/// end (at most 30 s), and `serve`, which must go on serving (the page,
+/// `/v1`) with the refused channel `refused` in `/readyz`.
 pub(crate) async fn check_config_and_serve(server: &str, channel: &str) -> Vec<Refused> {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let config = dir.path().join("askgate.toml");
     std::fs::write(&config, super::config_text_with(dir.path(), server) + channel)
         .expect("the configuration is written");
-    let mut ended = Vec::new();
-    for command in ["check-config", "serve"] {
-        let mut run = tokio::process::Command::new(super::ASKGATE);
-        if command == "serve" {
-            run.args(["serve", "--config"]);
-        } else {
-            run.arg("check-config");
+    let output = tokio::time::timeout(
+        Duration::from_secs(30),
+        tokio::process::Command::new(super::ASKGATE)
+            .arg("check-config")
+            .arg(&config)
+            .current_dir(dir.path())
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("askgate finishes")
+    .expect("askgate runs");
+    let check_config = Refused {
+        command: "check-config",
+        succeeded: output.status.success(),
+        printed: format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ),
+    };
+
+    let mut serving = super::Server::start_with(server, channel);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let ready = loop {
+        let (status, ready) = serving.get("/readyz", None).await;
+        let refused = ready["channels"]
+            .as_object()
+            .is_some_and(|channels| channels.values().any(|state| state["state"] == "refused"));
+        if status == 200 && refused || Instant::now() > deadline {
+            break ready;
         }
-        let output = tokio::time::timeout(
-            Duration::from_secs(30),
-            run.arg(&config).current_dir(dir.path()).kill_on_drop(true).output(),
-        )
-        .await
-        .expect("askgate finishes")
-        .expect("askgate runs");
-        ended.push(Refused {
-            command,
-            succeeded: output.status.success(),
-            printed: format!(
-                "{}{}",
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr)
-            ),
-        });
-    }
-    ended
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let (health, _) = serving.get("/healthz", None).await;
+    let refused = ready["channels"]
+        .as_object()
+        .is_some_and(|channels| channels.values().any(|state| state["state"] == "refused"));
+    let serve = Refused {
+        command: "serve",
+        succeeded: health == 200 && refused,
+        printed: format!("{ready}\n{}", serving.stderr()),
+    };
+    vec![check_config, serve]
 }
 
 /// In a test that is failing (panicking), prints what askgate logged and

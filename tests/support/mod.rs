@@ -280,6 +280,11 @@ impl Server {
         }
     }
 
+    /// The running process's id (to read its memory in `/proc`).
+    pub(crate) fn pid(&self) -> u32 {
+        self.process.as_ref().expect("askgate is running").child.id()
+    }
+
     /// What askgate has written to stderr (its log).
     pub(crate) fn stderr(&mut self) -> String {
         self.process.as_mut().map(Process::stderr).unwrap_or_default()

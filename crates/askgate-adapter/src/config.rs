@@ -53,8 +53,9 @@ impl fmt::Display for Problem {
 impl Problem {
     /// What a failed credentials check (`check-config`, start-up) says at
     /// `key`: "could not reach" the platform when the call did not get
-    /// through (a network failure, a 5xx, a rate limit), "refused it" when
-    /// the platform answered no. `call` names the request (`getMe`);
+    /// through (a network failure, a 5xx, a rate limit: [`CheckError::Unreachable`],
+    /// worth trying again), "refused it" when the platform answered no
+    /// ([`CheckError::Refused`]). `call` names the request (`getMe`);
     /// `fix_token` says how to get a good token.
     pub fn from_check(
         key: String,
@@ -62,13 +63,13 @@ impl Problem {
         call: &str,
         error: &askgate_core::channel::ChannelError,
         fix_token: &str,
-    ) -> Self {
+    ) -> CheckError {
         Self::from_check_detail(key, platform, call, error.is_retryable(), &error.to_string(), fix_token)
     }
 
     /// [`Problem::from_check`] with the platform's own words for the
-    /// failure (`invalid_auth`); `unreachable` when the call did not get
-    /// through.
+    /// failure (`invalid_auth`, cut to a short line); `unreachable` when the
+    /// call did not get through.
     pub fn from_check_detail(
         key: String,
         platform: &str,
@@ -76,22 +77,61 @@ impl Problem {
         unreachable: bool,
         detail: &str,
         fix_token: &str,
-    ) -> Self {
+    ) -> CheckError {
+        let detail = crate::cause::bounded(detail);
         if unreachable {
-            Self {
+            CheckError::Unreachable(Self {
                 key,
                 what: format!("could not reach {platform} ({call}): {detail}."),
                 fix: format!(
                     "check that this machine reaches {platform} (network, proxy, firewall, DNS), then try again."
                 ),
-            }
+            })
         } else {
-            Self {
+            CheckError::Refused(Self {
                 key,
                 what: format!("{platform} refused it ({call}): {detail}."),
                 fix: fix_token.to_owned(),
-            }
+            })
         }
+    }
+}
+
+/// Why a channel's check with its platform failed
+/// ([`crate::ChannelRuntime::check`]): `askgate check-config` reports
+/// either as a problem; `askgate serve` keeps serving, tries again while
+/// the platform is out of reach, and leaves a refused channel down.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckError {
+    /// The platform could not be reached or failed (a network failure, a
+    /// 5xx, a rate limit): trying again later can succeed.
+    #[error("{0}")]
+    Unreachable(Problem),
+    /// The platform refused the configuration (a bad token, an intent the
+    /// application may not use): nothing changes until the admin fixes it.
+    #[error("{0}")]
+    Refused(Problem),
+}
+
+impl CheckError {
+    /// The problem, with its key and fix.
+    pub fn problem(&self) -> &Problem {
+        match self {
+            Self::Unreachable(problem) | Self::Refused(problem) => problem,
+        }
+    }
+
+    /// The problem, for `check-config`'s list.
+    pub fn into_problem(self) -> Problem {
+        match self {
+            Self::Unreachable(problem) | Self::Refused(problem) => problem,
+        }
+    }
+
+    /// Whether trying again later can succeed.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Self::Unreachable(_))
     }
 }
 
@@ -413,7 +453,9 @@ mod tests {
         let down = ChannelError::Unavailable {
             reason: "connection refused".into(),
         };
-        let problem = Problem::from_check("channels.tg.token".into(), "Telegram", "getMe", &down, "fix the token");
+        let checked = Problem::from_check("channels.tg.token".into(), "Telegram", "getMe", &down, "fix the token");
+        assert!(checked.is_retryable(), "{checked}");
+        let problem = checked.into_problem();
         assert!(
             problem.what.starts_with("could not reach Telegram (getMe)"),
             "{problem}"
@@ -426,6 +468,8 @@ mod tests {
             &ChannelError::Unauthorized,
             "fix the token",
         );
+        assert!(!refused.is_retryable(), "{refused}");
+        let refused = refused.into_problem();
         assert!(refused.what.starts_with("Telegram refused it (getMe)"), "{refused}");
         assert_eq!(refused.fix, "fix the token");
     }

@@ -3,6 +3,7 @@
 //! | module | owns |
 //! | --- | --- |
 //! | [`runtime`] | [`ChannelRuntime`] (check, routes, register, run) and [`Shutdown`]: how the binary wires any adapter |
+//! | [`connect`] | [`connect::bring_up`]: a channel checked and its webhook registered, tried again with the backoff while its platform is out of reach; its [`ChannelState`] |
 //! | [`config`] | [`AdapterKind`]: each adapter reads its own configuration keys; secrets, problems with key and fix, `${ENV}` |
 //! | [`driver`] | the inbound driver: decode → engine → react → acknowledge, or keep the event for redelivery |
 //! | [`introduce`] | the recipient block a conversation that is no recipient's is told when it writes to the bot |
@@ -11,7 +12,8 @@
 //! | [`deliver`] | delivering a prompt part by part, resumable, with partial progress on failure |
 //! | [`finish`] | a finished prompt's text and summary laid out within the message's limit, counted after escaping |
 //! | [`backoff`] | the one retry policy (also the engine's) |
-//! | [`cause`] | a platform out of reach described by what happened (`Connection refused`), not only "error sending request" |
+//! | [`cause`] | a platform out of reach described by what happened (`Connection refused`), not only "error sending request"; outside error text cut to one short line |
+//! | [`read`] | a platform's answer read within [`read::MAX_ANSWER_BYTES`] |
 //!
 //! An adapter crate depends on `askgate-core`, this crate and its platform
 //! crate only. This crate knows no platform, no engine and no store: it
@@ -20,15 +22,20 @@
 pub mod backoff;
 pub mod cause;
 pub mod config;
+pub mod connect;
 pub mod deliver;
 pub mod driver;
 pub mod finish;
 pub mod introduce;
 pub mod lines;
+pub mod read;
 pub mod runtime;
 pub mod webhook;
 
-pub use config::{AdapterKind, Address, ChannelSettings, ConfigCheck, Problem, Problems, Secret, ServerContext};
+pub use config::{
+    AdapterKind, Address, ChannelSettings, CheckError, ConfigCheck, Problem, Problems, Secret, ServerContext,
+};
+pub use connect::{ChannelState, StateReport};
 pub use driver::{Driver, Inbound, Taken};
 pub use introduce::Introduction;
 pub use lines::SendLines;

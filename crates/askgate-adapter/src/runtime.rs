@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use axum::Router;
 use tokio::sync::watch;
 
-use crate::config::Problem;
+use crate::config::CheckError;
 
 /// A running channel: its [`Channel`] for the engine, and its inbound side.
 #[async_trait]
@@ -16,14 +16,18 @@ pub trait ChannelRuntime: Send + Sync + 'static {
     /// The channel's configured name.
     fn name(&self) -> &str;
 
-    /// The channel, as the engine delivers through it.
+    /// The channel, as the engine delivers through it: the same one before
+    /// and after [`ChannelRuntime::check`], which may be called any time
+    /// later (`serve` does not wait for a platform out of reach).
     fn channel(&self) -> Arc<dyn Channel>;
 
     /// Checks the credentials with the platform (Telegram `getMe`, Discord
     /// `GET /users/@me`, Slack `auth.test`) and says what was found, for the
-    /// person who started askgate (`bot @askgate_bot, polling`). A refusal
-    /// is a [`Problem`] with the key to fix and how; it never contains a secret.
-    async fn check(&self) -> Result<String, Problem>;
+    /// person who started askgate (`bot @askgate_bot, polling`). A failure
+    /// carries a [`crate::Problem`] with the key to fix and how, and says
+    /// whether the platform was out of reach (worth trying again) or refused;
+    /// it never contains a secret. May be called again after a failure.
+    async fn check(&self) -> Result<String, CheckError>;
 
     /// Routes to mount in askgate's HTTP server (webhooks), taking events
     /// into `sink`; `None` when the channel takes none over HTTP.

@@ -7,6 +7,7 @@
 //! Other… and Skip; a text prompt's Answer… and Skip go on its last part.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use askgate_adapter::SendLines;
@@ -65,7 +66,11 @@ pub fn capabilities(typed_replies: bool) -> Capabilities {
 pub struct DiscordChannel {
     name: String,
     rest: Rest,
-    capabilities: Capabilities,
+    /// What it can show with typed replies, and without.
+    capabilities: Arc<[Capabilities; 2]>,
+    /// Whether typed replies arrive: settled when the platform answers the
+    /// runtime's check, which may come after the engine took the channel.
+    typed_replies: Arc<AtomicBool>,
     lines: SendLines,
     /// The DM channel opened for each user id.
     dms: Arc<Mutex<HashMap<String, String>>>,
@@ -93,11 +98,18 @@ impl DiscordChannel {
         Self {
             name: name.to_owned(),
             rest,
-            capabilities: capabilities(typed_replies),
+            capabilities: Arc::new([capabilities(false), capabilities(true)]),
+            typed_replies: Arc::new(AtomicBool::new(typed_replies)),
             lines: SendLines::default(),
             dms: Arc::default(),
             refills: Arc::default(),
         }
+    }
+
+    /// Whether typed replies arrive from now on (the gateway with the
+    /// Message Content intent): what prompts rendered after this show.
+    pub fn set_typed_replies(&self, typed_replies: bool) {
+        self.typed_replies.store(typed_replies, Ordering::SeqCst);
     }
 
     /// The REST client.
@@ -272,7 +284,7 @@ impl Channel for DiscordChannel {
     }
 
     fn capabilities(&self) -> &Capabilities {
-        &self.capabilities
+        &self.capabilities[usize::from(self.typed_replies.load(Ordering::SeqCst))]
     }
 
     async fn deliver(&self, outgoing: &Outgoing<'_>) -> Result<Delivery, DeliveryError> {

@@ -143,6 +143,7 @@ pub async fn run(settings: GatewaySettings, message_content: bool, driver: Drive
         let mut client = match client {
             Ok(client) => client,
             Err(error) => {
+                let error = askgate_adapter::cause::bounded(&error.to_string());
                 warn!(channel = %name, %error, "could not set up the Discord gateway client");
                 failures += 1;
                 tokio::select! {
@@ -170,7 +171,11 @@ pub async fn run(settings: GatewaySettings, message_content: bool, driver: Drive
                         "Discord refused the Message Content intent: enable it in the Developer Portal \
                          (Bot → Privileged Gateway Intents), or set message_content = false for this channel"
                     ),
-                    Err(error) => warn!(channel = %name, %error, ?pause, "the Discord gateway failed; connecting again"),
+                    Err(error) => {
+                        // serenity's words may carry Discord's (or a proxy's): one short line.
+                        let error = askgate_adapter::cause::bounded(&error.to_string());
+                        warn!(channel = %name, %error, ?pause, "the Discord gateway failed; connecting again");
+                    }
                 }
                 tokio::select! {
                     () = &mut shutdown => return,

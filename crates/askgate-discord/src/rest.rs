@@ -10,6 +10,8 @@
 
 use std::time::Duration;
 
+use askgate_adapter::cause::bounded;
+use askgate_adapter::read::{MAX_ANSWER_BYTES, ReadError, read_capped};
 use askgate_core::ChannelError;
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
@@ -142,9 +144,16 @@ impl Rest {
         let pause = header("x-ratelimit-reset-after")
             .filter(|_| exhausted)
             .map(|seconds| Duration::from_secs_f64(seconds.clamp(0.0, 3600.0)));
-        let bytes = response.bytes().await.map_err(|error| ChannelError::Unavailable {
-            reason: error.without_url().to_string(),
-        })?;
+        // At most MAX_ANSWER_BYTES, whatever Discord (or a proxy) sends:
+        // more is a failure of Discord's, retried as a 5xx is.
+        let bytes = read_capped(response, MAX_ANSWER_BYTES)
+            .await
+            .map_err(|error| ChannelError::Unavailable {
+                reason: match error {
+                    ReadError::Failed(error) => askgate_adapter::cause::with_cause(&error.without_url()),
+                    too_large => format!("Discord (HTTP {}): {too_large}", status.as_u16()),
+                },
+            })?;
         if status.is_success() {
             if bytes.is_empty() {
                 // A 204: decode "nothing" as null, which `IgnoredAny` and `Option` accept.
@@ -163,7 +172,7 @@ impl Rest {
 
 fn undecodable(error: &serde_json::Error) -> ChannelError {
     ChannelError::Unavailable {
-        reason: format!("Discord answered with something askgate cannot read: {error}"),
+        reason: bounded(&format!("Discord answered with something askgate cannot read: {error}")),
     }
 }
 
@@ -190,8 +199,13 @@ pub fn error_of(status: StatusCode, body: &Value, retry_header: Option<f64>) -> 
             reason: format!("Discord answered {status}"),
         };
     }
+    // Discord's message is outside text: one short line.
     ChannelError::Rejected {
-        reason: format!("Discord refused: {message} ({code}, HTTP {})", status.as_u16()),
+        reason: format!(
+            "Discord refused: {} ({code}, HTTP {})",
+            bounded(message),
+            status.as_u16()
+        ),
     }
 }
 
@@ -245,5 +259,17 @@ mod tests {
             ));
         }
         assert!(error_of(StatusCode::BAD_GATEWAY, &Value::Null, None).is_retryable());
+    }
+
+    #[test]
+    fn discords_message_is_kept_as_one_short_line() {
+        let message = format!("Missing\nAccess {}", "x".repeat(100_000));
+        let ChannelError::Rejected { reason } =
+            error_of(StatusCode::BAD_REQUEST, &json!({"code": 1, "message": message}), None)
+        else {
+            panic!("a 400 is a refusal");
+        };
+        assert!(reason.starts_with("Discord refused: Missing Access xxx"), "{reason}");
+        assert!(reason.len() < 400 && !reason.contains('\n'), "{reason}");
     }
 }

@@ -4,11 +4,11 @@
 //! granted ([`message_content`]), then the gateway, or the interactions
 //! endpoint mounted in askgate's server.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 
 use askgate_adapter::Driver;
-use askgate_adapter::config::Problem;
+use askgate_adapter::config::{CheckError, Problem};
 use askgate_adapter::runtime::{ChannelRuntime, Shutdown};
 use askgate_core::channel::{Channel, InboundSink};
 use async_trait::async_trait;
@@ -87,10 +87,10 @@ const ENABLE_MESSAGE_CONTENT: &str =
 #[derive(Debug)]
 pub struct DiscordRuntime {
     name: String,
-    /// The channel; [`ChannelRuntime::check`] replaces it with one without
-    /// typed replies when the intent turns out not to be granted, before the
-    /// engine takes it ([`ChannelRuntime::channel`] is asked after `check`).
-    channel: Mutex<Arc<DiscordChannel>>,
+    /// The channel; [`ChannelRuntime::check`] turns its typed replies off
+    /// when the intent turns out not to be granted (the engine may hold it
+    /// already: `serve` does not wait for Discord).
+    channel: Arc<DiscordChannel>,
     mode: Mode,
     /// Whether the gateway asks for the Message Content intent, as `check`
     /// decided (the configured value until then).
@@ -106,14 +106,10 @@ impl DiscordRuntime {
         };
         Self {
             name: channel.name().to_owned(),
-            channel: Mutex::new(channel),
+            channel,
             mode,
             message_content: AtomicBool::new(message_content),
         }
-    }
-
-    fn current(&self) -> Arc<DiscordChannel> {
-        Arc::clone(&self.channel.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
     fn path(&self) -> String {
@@ -123,8 +119,8 @@ impl DiscordRuntime {
     /// Reads the application's flags and settles the intent: the channel's
     /// typed replies and what the gateway asks for. What it says is added to
     /// the check's summary.
-    async fn settle_message_content(&self, configured: Option<bool>) -> Result<Option<String>, Problem> {
-        let channel = self.current();
+    async fn settle_message_content(&self, configured: Option<bool>) -> Result<Option<String>, CheckError> {
+        let channel = &self.channel;
         let name = channel.name().to_owned();
         let application: CurrentApplication = channel.rest().get("/applications/@me").await.map_err(|error| {
             let key = format!("channels.{name}.token");
@@ -147,7 +143,7 @@ impl DiscordRuntime {
                 ))
             }
             MessageContent::Refused => {
-                return Err(Problem {
+                return Err(CheckError::Refused(Problem {
                     key: format!("channels.{name}.message_content"),
                     what: "message_content = true, but the Message Content intent is not enabled for this Discord \
                            application (GET /applications/@me), so Discord would refuse the gateway connection (4014)."
@@ -156,15 +152,12 @@ impl DiscordRuntime {
                         "{ENABLE_MESSAGE_CONTENT}; or remove message_content (askgate then runs without typed replies) \
                          or set it to false."
                     ),
-                });
+                }));
             }
         };
         let asked = decided.asked();
         self.message_content.store(asked, Ordering::SeqCst);
-        if channel.capabilities().typed_replies != asked {
-            let rebuilt = DiscordChannel::new(&name, channel.rest().clone(), asked);
-            *self.channel.lock().unwrap_or_else(PoisonError::into_inner) = Arc::new(rebuilt);
-        }
+        channel.set_typed_replies(asked);
         Ok(said)
     }
 }
@@ -187,11 +180,11 @@ impl ChannelRuntime for DiscordRuntime {
     }
 
     fn channel(&self) -> Arc<dyn Channel> {
-        self.current()
+        self.channel.clone()
     }
 
-    async fn check(&self) -> Result<String, Problem> {
-        let me: CurrentUser = self.current().rest().get("/users/@me").await.map_err(|error| {
+    async fn check(&self) -> Result<String, CheckError> {
+        let me: CurrentUser = self.channel.rest().get("/users/@me").await.map_err(|error| {
             let key = format!("channels.{}.token", self.name());
             let fix = "reset the bot token in the Developer Portal (Bot → Reset Token).";
             Problem::from_check(key, "Discord", "GET /users/@me", &error, fix)
@@ -212,13 +205,13 @@ impl ChannelRuntime for DiscordRuntime {
         };
         // Checked when the configuration was read.
         let verifier = Ed25519::new(public_key)?;
-        let driver = Driver::new(self.current(), sink);
+        let driver = Driver::new(self.channel.clone(), sink);
         Some(interactions::router(&self.path(), driver, verifier))
     }
 
     async fn run(self: Arc<Self>, sink: Arc<dyn InboundSink>, shutdown: Shutdown) {
         if let Mode::Gateway(settings) = &self.mode {
-            let driver = Driver::new(self.current(), sink);
+            let driver = Driver::new(self.channel.clone(), sink);
             let message_content = self.message_content.load(Ordering::SeqCst);
             gateway::run(settings.clone(), message_content, driver, shutdown).await;
         }

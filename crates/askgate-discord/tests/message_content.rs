@@ -99,7 +99,10 @@ async fn with_either_flag_typed_replies_stay() {
 async fn message_content_true_without_the_intent_is_a_problem_naming_the_key_not_the_token() {
     let fake = FakeDiscord::start().await;
     fake.allow_privileged_intents(0);
-    let problem = runtime(&fake, "message_content = true").check().await.unwrap_err();
+    let refused = runtime(&fake, "message_content = true").check().await.unwrap_err();
+    // A refusal for good: `serve` leaves the channel refused, not retried.
+    assert!(!refused.is_retryable(), "{refused}");
+    let problem = refused.into_problem();
     assert_eq!(problem.key, "channels.dc.message_content");
     let said = problem.to_string();
     assert!(said.contains("Message Content intent is not enabled"), "{said}");

@@ -12,9 +12,14 @@ use askgate_core::channel::{Delivery, DeliveryError, MessageRef, Outgoing};
 use askgate_core::layout::{Ending, Summary, summary};
 use askgate_core::{QuestionId, render};
 use askgate_store::{QuestionRecord, QuestionStatus, StoreError, Surface, SurfaceState, SurfaceWrite};
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
-use crate::engine::{Engine, EngineError, MAX_DELIVERY_ATTEMPTS, STORE_RETRY_MAX};
+use crate::engine::{Engine, EngineError, MAX_DELIVERY_ATTEMPTS, REDELIVER_AFTER, STORE_RETRY_MAX};
+
+/// After the first [`MAX_DELIVERY_ATTEMPTS`], one failed delivery attempt
+/// in this many is logged as a warning (at the backoff's 32 s, one every
+/// eight and a half minutes); the others at debug level.
+const QUIET_RETRIES: u32 = 16;
 
 /// Why a surface is `failed` whose question ended (answered on another
 /// surface, cancelled, expired) before it could be delivered there: it is
@@ -25,14 +30,22 @@ impl Engine {
     /// Delivers the question to each of its surfaces still to be sent to,
     /// each on its own: its own retries, its own rate-limit line.
     pub(crate) fn spawn_deliveries(&self, record: &QuestionRecord) {
+        let holder = format!("deliver-{}", ulid::Ulid::new().to_string().to_lowercase());
+        self.spawn_deliveries_holding(record, &holder);
+    }
+
+    /// [`Engine::spawn_deliveries`], its surfaces' retries holding the
+    /// question's `deliver:<id>` lease as `holder` on a shared store
+    /// ([`Engine::hold_delivery`]).
+    pub(crate) fn spawn_deliveries_holding(&self, record: &QuestionRecord, holder: &str) {
         for surface in &record.surfaces {
             if surface.state != SurfaceState::Sending {
                 continue;
             }
             let engine = self.clone();
-            let (record, channel) = (record.clone(), surface.channel.clone());
+            let (record, channel, holder) = (record.clone(), surface.channel.clone(), holder.to_owned());
             tokio::spawn(async move {
-                if let Err(error) = engine.deliver(&record, &channel).await {
+                if let Err(error) = engine.deliver(&record, &channel, &holder).await {
                     warn!(question = %record.id, channel, %error, "delivery bookkeeping failed");
                 }
             });
@@ -43,8 +56,9 @@ impl Engine {
     /// delivered, given up on, or the question ends: nothing is sent to a
     /// question that ended (its first attempt goes by `record`, read by the
     /// caller just now; each retry's pause ends early when the question
-    /// does, and tells whether it did).
-    async fn deliver(&self, record: &QuestionRecord, channel_name: &str) -> Result<(), EngineError> {
+    /// does, and tells whether it did). `holder` names this process's
+    /// delivery of it ([`Engine::hold_delivery`]).
+    async fn deliver(&self, record: &QuestionRecord, channel_name: &str, holder: &str) -> Result<(), EngineError> {
         if record.status.is_final() {
             return self.ended_before_delivery(&record.id, channel_name).await;
         }
@@ -73,7 +87,9 @@ impl Engine {
             .filter(|delivery| !delivery.complete)
             .map(|delivery| delivery.messages.clone())
             .unwrap_or_default();
-        for attempt in 1..=MAX_DELIVERY_ATTEMPTS {
+        let mut attempt: u32 = 0;
+        loop {
+            attempt = attempt.saturating_add(1);
             let outgoing = Outgoing::new(&record.id, destination, &presentation).after(&sent);
             let error = match channel.deliver(&outgoing).await {
                 Ok(delivery) => {
@@ -99,8 +115,18 @@ impl Engine {
                 }
             };
             self.inner.observer.delivery_error(channel_name, &error);
-            warn!(question = %record.id, channel = channel_name, attempt, sent = sent.len(), %error, "delivery failed");
-            if error.is_retryable() && attempt < MAX_DELIVERY_ATTEMPTS {
+            // Loud at first, then now and then: a platform down for an hour
+            // must not fill the log with one line per question per retry.
+            if attempt <= MAX_DELIVERY_ATTEMPTS || attempt.is_multiple_of(QUIET_RETRIES) {
+                warn!(question = %record.id, channel = channel_name, attempt, sent = sent.len(), %error, "delivery failed");
+            } else {
+                debug!(question = %record.id, channel = channel_name, attempt, sent = sent.len(), %error, "delivery failed");
+            }
+            // A platform out of reach or failing (down when askgate started,
+            // an outage) is tried again, with the backoff, until it answers or
+            // the question ends: the surface may be its recipient's only one.
+            if error.is_retryable() {
+                self.hold_delivery(&record.id, holder).await;
                 // Waited as an agent waits: an answer on another surface (on
                 // this replica or another) ends the pause, and the question
                 // as it is then says whether to send again.
@@ -116,7 +142,28 @@ impl Engine {
             }
             return self.surface_failed(&record.id, channel_name, &error.to_string()).await;
         }
-        Ok(())
+    }
+
+    /// On a store shared with other replicas, takes or renews the question's
+    /// `deliver:<id>` lease for [`REDELIVER_AFTER`] as `holder` while its
+    /// delivery is being retried here: another replica's sweep delivers a
+    /// prompt left undelivered that long (its asker died), and must not
+    /// while this one is still trying — the prompt would go out twice once
+    /// the platform answers. The lease runs out by itself if this process dies.
+    async fn hold_delivery(&self, id: &QuestionId, holder: &str) {
+        if self.inner.store.changes().is_none() {
+            return;
+        }
+        let now = self.inner.clock.now();
+        let until = now.saturating_add(crate::clock::millis(REDELIVER_AFTER));
+        let lease = format!("deliver:{id}");
+        match self.inner.store.try_lease(&lease, holder, now, until).await {
+            Ok(true) => {}
+            // Held by the sweep that handed this delivery over, or by this
+            // question's other surface here: either way not taken over.
+            Ok(false) => debug!(question = %id, "another holds the prompt's delivery lease"),
+            Err(error) => warn!(question = %id, %error, "could not hold the prompt's delivery lease"),
+        }
     }
 
     /// Records what was sent to the surface on `channel`, trying again while

@@ -26,8 +26,9 @@ pub const WEB: &str = "web";
 /// How many pending questions start-up reads at a time.
 const START_PAGE: u32 = 1000;
 
-/// How many times a retryable delivery failure is retried before the
-/// question resolves as `delivery_failed`.
+/// How many times a retryable failure to edit a delivered copy is tried
+/// before the edit is left to the next start; a delivery is tried until its
+/// question ends, and logged loudly for this many attempts.
 pub(crate) const MAX_DELIVERY_ATTEMPTS: u32 = 6;
 
 /// Changes buffered for slow subscribers before they must re-read the store.
@@ -251,8 +252,9 @@ impl std::fmt::Debug for Engine {
 pub const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 /// How long a prompt may stay undelivered on a shared store before another
-/// replica delivers it: longer than any asker spends retrying a delivery,
-/// so that a prompt is never sent by two live replicas.
+/// replica delivers it: the replica retrying a delivery holds its
+/// `deliver:<id>` lease this long after each attempt, so that a prompt is
+/// never sent by two live replicas.
 pub const REDELIVER_AFTER: Duration = Duration::from_secs(5 * 60);
 
 /// The most questions one sweep statement expires.
@@ -523,7 +525,7 @@ impl Engine {
             match self.inner.store.try_lease(&lease, &attempt, now, until).await {
                 Ok(true) => {
                     info!(question = %record.id, "delivering a prompt its replica left undelivered");
-                    self.spawn_deliveries(&record);
+                    self.spawn_deliveries_holding(&record, &attempt);
                 }
                 Ok(false) => {}
                 Err(error) => warn!(question = %record.id, %error, "could not take a prompt's delivery over"),

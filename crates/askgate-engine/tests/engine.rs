@@ -652,6 +652,36 @@ async fn passing_delivery_failures_are_retried() {
     assert_eq!(h.chat.deliveries().len(), 1);
 }
 
+/// A platform out of reach for longer than a few retries (down when
+/// askgate started, an outage): the delivery is tried again until it gets
+/// through, and the question stays pending meanwhile, never
+/// `delivery_failed` for a failure that passes.
+#[tokio::test]
+async fn a_platform_down_for_many_retries_gets_the_prompt_once_it_answers() {
+    let h = harness().await;
+    let down = || ChannelError::Unavailable {
+        reason: "error sending request: Connection refused".into(),
+    };
+    h.chat.fail_next(std::iter::repeat_with(down).take(12));
+    let mut ask = question("alice", single());
+    ask.request.timeout_seconds = 3600;
+    let record = h.engine.ask(ask).await.unwrap();
+    let delivered = tokio::time::timeout(PATIENCE, async {
+        loop {
+            h.clock.advance(Duration::from_secs(4));
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            let now = h.engine.get(&record.id).await.unwrap().unwrap();
+            assert_eq!(now.status, QuestionStatus::Pending, "{:?}", now.resolution);
+            if now.delivery().is_some() {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(delivered.is_ok(), "delivered once the platform answered");
+    assert_eq!(h.chat.deliveries().len(), 1);
+}
+
 #[tokio::test]
 async fn pending_questions_survive_a_restart() {
     let h = harness().await;

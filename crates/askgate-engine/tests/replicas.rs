@@ -278,6 +278,58 @@ async fn a_prompt_left_undelivered_by_a_dead_replica_is_delivered_once_by_anothe
     c.kill();
 }
 
+/// A replica whose platform is out of reach for longer than
+/// `REDELIVER_AFTER` keeps retrying its delivery, and holds it: no other
+/// replica's sweep delivers the prompt meanwhile (it would go out twice
+/// once the platform answers), and it is delivered once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_retried_past_the_takeover_time_is_not_taken_over() {
+    let (_schema, clock, b, c) = two_replicas().await;
+    let down = || askgate_core::ChannelError::Unavailable {
+        reason: "error sending request: Connection refused".into(),
+    };
+    // 0.5 s doubling to 32 s: 20 failures take some eight minutes.
+    b.chat.fail_next(std::iter::repeat_with(down).take(20));
+    let hour = askgate_core::validate_json(
+        r#"{"questions":[{"id":"deploy","header":"Deploy","question":"Where?","options":[
+            {"label":"Staging"},{"label":"Production"}]}],"timeoutSeconds":3600}"#,
+    )
+    .unwrap();
+    let record = b.engine.ask(question("alice", hour)).await.unwrap();
+    let mut waited = Duration::ZERO;
+    while b.chat.deliveries().is_empty() {
+        assert!(
+            waited < 2 * REDELIVER_AFTER + Duration::from_secs(600),
+            "B never delivered"
+        );
+        assert!(c.chat.deliveries().is_empty(), "C took over a delivery B was retrying");
+        clock.advance(Duration::from_secs(4));
+        waited += Duration::from_secs(4);
+        tokio::time::sleep(Duration::from_millis(15)).await;
+    }
+    assert!(
+        waited > REDELIVER_AFTER,
+        "the retries outlasted the takeover time: {waited:?}"
+    );
+    // Sweeps and any other retry go on past the longest pause: nobody
+    // sends it again.
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while b.engine.get(&record.id).await.unwrap().unwrap().delivery().is_none() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the delivery was never recorded"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for _ in 0..20 {
+        clock.advance(Duration::from_secs(4));
+        tokio::time::sleep(Duration::from_millis(15)).await;
+    }
+    assert_eq!((b.chat.deliveries().len(), c.chat.deliveries().len()), (1, 0));
+    b.kill();
+    c.kill();
+}
+
 /// When the store's change feed may have lost changes (its connection to
 /// PostgreSQL was cut and made again), the live views are told to re-read
 /// what they show, and a wait whose answer came meanwhile ends.

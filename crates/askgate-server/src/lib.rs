@@ -9,7 +9,8 @@
 //! | [`error`] | [`ApiError`]: one error type, stable codes, `{"error": {...}}` |
 //! | [`body`] | the JSON body extractor (400/413/415 as [`ApiError`]) |
 //! | [`resource`] | the question resource and the tool result |
-//! | [`metrics`] | Prometheus metrics, fed by the engine's observer hooks |
+//! | [`metrics`] | Prometheus metrics, fed by the engine's observer hooks and the channels' states |
+//! | [`channels`] | [`ChannelStates`]: each channel `connecting`, `up` or `refused`, for `/readyz` and `askgate_channel_up` |
 //! | [`openapi`] | `/openapi.json` |
 //! | [`conn`] | accepting and running connections: the cap, the header-read, body and idle timeouts, the shutdown deadline |
 //! | [`mcp`] | askgate as an MCP server: the tools, `/mcp` (streamable HTTP), and the backend of the stdio bridge |
@@ -22,6 +23,7 @@
 pub mod api;
 pub mod auth;
 pub mod body;
+pub mod channels;
 pub mod conn;
 pub mod error;
 pub mod headers;
@@ -44,6 +46,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 
 pub use auth::{Agent, AgentToken, Allowed};
+pub use channels::ChannelStates;
 pub use conn::ConnectionLimits;
 pub use error::ApiError;
 pub use mcp::McpSettings;
@@ -66,6 +69,8 @@ pub struct ServerSettings {
     pub ask_retry_grace: Duration,
     /// The MCP server at `/mcp`.
     pub mcp: McpSettings,
+    /// The configured channels' states, reported by `/readyz`.
+    pub channels: ChannelStates,
 }
 
 impl Default for ServerSettings {
@@ -77,6 +82,7 @@ impl Default for ServerSettings {
             ask_keepalive: Duration::from_secs(5),
             ask_retry_grace: Duration::from_secs(15),
             mcp: McpSettings::default(),
+            channels: ChannelStates::default(),
         }
     }
 }
@@ -103,6 +109,7 @@ pub(crate) struct Shared {
     pub(crate) ask_keepalive: Duration,
     pub(crate) ask_retry_grace: Duration,
     pub(crate) mcp: McpSettings,
+    pub(crate) channels: ChannelStates,
     pub(crate) attached: api::Attached,
     pub(crate) stopping: tokio::sync::watch::Receiver<bool>,
 }
@@ -126,6 +133,7 @@ impl AppState {
             ask_keepalive: settings.ask_keepalive,
             ask_retry_grace: settings.ask_retry_grace,
             mcp: settings.mcp,
+            channels: settings.channels,
             attached: api::Attached::default(),
             stopping,
         }))
@@ -231,16 +239,20 @@ pub fn app(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// `/readyz`: ready while the store takes writes, whatever the chat
+/// platforms do; each channel's state beside it, for the admin
+/// ([`channels`]: a channel down does not make askgate not ready).
 async fn ready(State(state): State<AppState>) -> Response {
+    let channels = state.0.channels.json();
     match state.0.engine.store().ping().await {
-        Ok(()) => axum::Json(json!({"status": "ready"})).into_response(),
+        Ok(()) => axum::Json(json!({"status": "ready", "channels": channels})).into_response(),
         Err(error) => {
             tracing::warn!(%error, "not ready: the store cannot take writes");
             // The reason names a condition (a full disk, a replaced file),
             // never a secret: the store's errors carry no credentials.
             (
                 StatusCode::SERVICE_UNAVAILABLE,
-                axum::Json(json!({"status": "unavailable", "reason": error.to_string()})),
+                axum::Json(json!({"status": "unavailable", "reason": error.to_string(), "channels": channels})),
             )
                 .into_response()
         }

@@ -1,5 +1,7 @@
 //! Prometheus metrics: questions by channel and status, the pending gauge,
-//! time to answer, delivery errors. Fed by the engine's [`Observer`] hooks.
+//! time to answer, delivery errors, whether each channel is up. Fed by the
+//! engine's [`Observer`] hooks and the channels' states
+//! ([`crate::ChannelStates`]).
 
 use std::sync::Mutex;
 
@@ -41,6 +43,7 @@ pub struct Metrics {
     pending: Gauge,
     time_to_answer: HistogramFamily,
     delivery_errors: Family<ErrorLabels, Counter>,
+    channel_up: Family<ChannelLabel, Gauge>,
 }
 
 fn answer_buckets() -> Histogram {
@@ -62,6 +65,7 @@ impl Metrics {
         let pending = Gauge::default();
         let time_to_answer: HistogramFamily = Family::new_with_constructor(answer_buckets);
         let delivery_errors = Family::<ErrorLabels, Counter>::default();
+        let channel_up = Family::<ChannelLabel, Gauge>::default();
         let mut registry = Registry::with_prefix("askgate");
         registry.register("questions_created", "Questions accepted, by channel", created.clone());
         registry.register(
@@ -84,6 +88,11 @@ impl Metrics {
             "Failed delivery attempts, by channel and kind",
             delivery_errors.clone(),
         );
+        registry.register(
+            "channel_up",
+            "Whether each configured channel is up with its platform (1), or connecting or refused (0)",
+            channel_up.clone(),
+        );
         Self {
             registry: Mutex::new(registry),
             created,
@@ -91,7 +100,17 @@ impl Metrics {
             pending,
             time_to_answer,
             delivery_errors,
+            channel_up,
         }
+    }
+
+    /// Sets `askgate_channel_up{channel}`: 1 while the channel is up.
+    pub fn set_channel_up(&self, channel: &str, up: bool) {
+        self.channel_up
+            .get_or_create(&ChannelLabel {
+                channel: channel.to_owned(),
+            })
+            .set(i64::from(up));
     }
 
     /// Sets the pending gauge, from the store at start-up.

@@ -444,7 +444,10 @@ async fn health_readiness_metrics_and_the_page_assets() {
     let (status, body) = send(&fixture, Request::get("/healthz").body(Body::empty()).unwrap()).await;
     assert_eq!((status, body), (StatusCode::OK, json!({"status": "ok"})));
     let (status, body) = send(&fixture, Request::get("/readyz").body(Body::empty()).unwrap()).await;
-    assert_eq!((status, body), (StatusCode::OK, json!({"status": "ready"})));
+    assert_eq!(
+        (status, body),
+        (StatusCode::OK, json!({"status": "ready", "channels": {}}))
+    );
     send(
         &fixture,
         post("/v1/questions", Some(TOKEN), Some("application/json"), ask_body()),

@@ -12,13 +12,16 @@ use std::time::Duration;
 
 use askgate_core::ChannelError;
 use hyper_rustls::HttpsConnector;
+
+use crate::bounded::Bounded;
 use hyper_util::client::legacy::connect::HttpConnector;
 use slack_morphism::errors::SlackClientError;
 use slack_morphism::prelude::*;
 
 /// slack-morphism's client over an HTTPS connector that also speaks plain
-/// HTTP (its default one is HTTPS only, and a fake Slack is on loopback).
-pub type Connector = SlackClientHyperConnector<HttpsConnector<HttpConnector>>;
+/// HTTP (its default one is HTTPS only, and a fake Slack is on loopback),
+/// each answer read within a bound ([`Bounded`]).
+pub type Connector = SlackClientHyperConnector<Bounded<HttpsConnector<HttpConnector>>>;
 
 /// Slack's Web API root.
 pub const SLACK_API: &str = "https://slack.com/api";
@@ -68,7 +71,8 @@ impl std::fmt::Debug for Api {
 
 /// The connector for `api_url` (without a trailing slash): the machine's
 /// root certificates, or where it has none, the Mozilla roots askgate
-/// carries (webpki-roots).
+/// carries (webpki-roots); HTTP/1.1 only, so that [`Bounded`] bounds each
+/// answer.
 pub fn connector(api_url: &str) -> Connector {
     let builder = hyper_rustls::HttpsConnectorBuilder::new();
     let builder = match builder.with_native_roots() {
@@ -78,8 +82,8 @@ pub fn connector(api_url: &str) -> Connector {
             hyper_rustls::HttpsConnectorBuilder::new().with_webpki_roots()
         }
     };
-    let https = builder.https_or_http().enable_http1().enable_http2().build();
-    SlackClientHyperConnector::with_connector(https).with_slack_api_url(api_url.trim_end_matches('/'))
+    let https = builder.https_or_http().enable_http1().build();
+    SlackClientHyperConnector::with_connector(Bounded::new(https)).with_slack_api_url(api_url.trim_end_matches('/'))
 }
 
 impl Api {
@@ -201,10 +205,14 @@ impl Api {
 }
 
 /// What Slack said, for a person: its error code (`invalid_auth`), or what
-/// went wrong on the way. Never a token: Slack's answers carry none.
+/// went wrong on the way, on one short line
+/// ([`askgate_adapter::cause::bounded`]). Never a token: Slack's answers
+/// carry none. Never the body of Slack's answer either: slack-morphism's
+/// own text carries it whole (an error page of megabytes, a proxy's HTML).
 pub fn describe(error: &SlackClientError) -> String {
+    use askgate_adapter::cause::{bounded, with_cause};
     match error {
-        SlackClientError::ApiError(api) => api.code.clone(),
+        SlackClientError::ApiError(api) => bounded(&api.code),
         SlackClientError::RateLimitError(_) => "ratelimited".into(),
         SlackClientError::HttpError(http) => format!("HTTP {}", http.status_code),
         // slack-morphism's own text wraps the cause in Debug output
@@ -213,8 +221,15 @@ pub fn describe(error: &SlackClientError) -> String {
         // one, says what happened ("failed to lookup address information").
         SlackClientError::HttpProtocolError(slack_morphism::errors::SlackClientHttpProtocolError {
             cause: Some(cause),
-        }) => askgate_adapter::cause::with_cause(cause.as_ref()),
-        other => other.to_string(),
+        })
+        | SlackClientError::SystemError(slack_morphism::errors::SlackClientSystemError {
+            cause: Some(cause), ..
+        }) => with_cause(cause.as_ref()),
+        SlackClientError::ProtocolError(protocol) => bounded(&format!(
+            "Slack answered with something askgate cannot read: {}",
+            protocol.json_error
+        )),
+        other => bounded(&other.to_string()),
     }
 }
 
@@ -229,18 +244,43 @@ pub fn error(error: SlackClientError) -> ChannelError {
         SlackClientError::ApiError(api) if FINAL_ERRORS.contains(&api.code.as_str()) => {
             let detail = api.errors.map(|errors| errors.join("; ")).unwrap_or_default();
             ChannelError::Rejected {
-                reason: if detail.is_empty() {
+                reason: askgate_adapter::cause::bounded(&if detail.is_empty() {
                     api.code
                 } else {
                     format!("{}: {detail}", api.code)
-                },
+                }),
             }
         }
         SlackClientError::HttpError(http) if http.status_code.is_client_error() => ChannelError::Rejected {
             reason: format!("HTTP {}", http.status_code),
         },
         other => ChannelError::Unavailable {
-            reason: other.to_string(),
+            reason: describe(&other),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use slack_morphism::errors::{SlackClientApiError, SlackClientHttpError};
+
+    use super::*;
+
+    #[test]
+    fn slacks_answer_body_is_never_kept_and_its_words_are_one_short_line() {
+        let page = format!("<html>\n{}</html>", "Bad gateway. ".repeat(100_000));
+        let failed = SlackClientError::HttpError(
+            SlackClientHttpError::new(hyper::StatusCode::BAD_GATEWAY).with_http_response_body(page.clone()),
+        );
+        assert_eq!(describe(&failed), "HTTP 502 Bad Gateway");
+        let ChannelError::Unavailable { reason } = error(failed) else {
+            panic!("a 502 is retryable");
+        };
+        assert_eq!(reason, "HTTP 502 Bad Gateway");
+
+        let code = format!("channel_not_found\n{}", "x".repeat(10_000));
+        let refused = SlackClientError::ApiError(SlackClientApiError::new(code).with_http_response_body(page));
+        let described = describe(&refused);
+        assert!(described.len() <= 300 && !described.contains('\n'), "{described}");
     }
 }

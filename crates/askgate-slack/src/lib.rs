@@ -11,6 +11,7 @@
 //! | [`socket`] | Socket Mode (slack-morphism's listener): an envelope acknowledged once its event is stored |
 //! | [`http`] | the events and interactivity endpoints in askgate's server, every request's signature checked |
 //! | [`api`] | the Web API methods askgate calls, with Slack's errors and 429 delays kept |
+//! | [`bounded`] | the connector that reads each of Slack's answers within a bound |
 //! | [`markup`] | escaping text for Slack's mrkdwn |
 //! | [`limits`] | Slack's limits on what askgate sends, in UTF-16 units, and the length Slack counts after escaping |
 //!
@@ -21,6 +22,7 @@
 
 pub mod api;
 pub mod blocks;
+pub mod bounded;
 pub mod channel;
 pub mod config;
 pub mod decode;

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use askgate_adapter::Driver;
-use askgate_adapter::config::{Problem, Secret};
+use askgate_adapter::config::{CheckError, Problem, Secret};
 use askgate_adapter::runtime::{ChannelRuntime, Shutdown};
 use askgate_core::channel::{Channel, InboundSink};
 use async_trait::async_trait;
@@ -67,7 +67,7 @@ impl ChannelRuntime for SlackRuntime {
         self.channel.clone()
     }
 
-    async fn check(&self) -> Result<String, Problem> {
+    async fn check(&self) -> Result<String, CheckError> {
         let key = |field: &str| format!("channels.{}.{field}", self.name());
         let me = self.channel.api().auth_test().await.map_err(|error| {
             let fix = "reinstall the app to the workspace and copy the Bot User OAuth Token again.";

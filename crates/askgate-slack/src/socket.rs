@@ -99,6 +99,7 @@ pub async fn run(driver: Driver<SlackChannel>, app_token: Secret, shutdown: Shut
     let listener = SlackClientSocketModeListener::new(&config, environment, callbacks);
     let token = SlackApiToken::new(app_token.expose().into());
     if let Err(error) = listener.listen_for(&token).await {
+        let error = crate::api::describe(&error);
         warn!(channel = %name, %error, "could not set up Slack's Socket Mode");
         return;
     }

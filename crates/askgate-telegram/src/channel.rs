@@ -23,6 +23,7 @@ use crate::decode::{Decoded, decode};
 use crate::error::channel_error;
 use crate::limits;
 use crate::markup::html;
+use crate::relay::Relay;
 
 /// Telegram's published limits for sending (Bots FAQ, "My bot is hitting
 /// limits"): about 30 messages a second overall, one a second in a chat, 20 a
@@ -65,6 +66,9 @@ pub struct TelegramChannel {
     username: Arc<OnceLock<String>>,
     /// The messages waiting for their chat's turn.
     lines: SendLines,
+    /// The relay the bot's calls go through, serving while a clone of the
+    /// channel lives.
+    _relay: Option<Arc<Relay>>,
 }
 
 impl TelegramChannel {
@@ -75,16 +79,33 @@ impl TelegramChannel {
     ///
     /// Must be called inside a tokio runtime: the queue runs as a task.
     pub fn new(name: &str, token: &str, api_url: Option<reqwest::Url>) -> Self {
-        let mut bot = Bot::new(token);
-        if let Some(url) = api_url {
-            bot = bot.set_api_url(url);
-        }
+        let api_url = api_url.unwrap_or_else(|| {
+            reqwest::Url::parse(teloxide::net::TELEGRAM_API_URL).expect("teloxide's API URL is a URL")
+        });
+        // Every answer read within a bound, through a relay (`relay`).
+        let (bot, relay) = match Relay::start(&api_url) {
+            Ok(relay) => {
+                // teloxide's own settings (5 s to connect, 17 s a call), with
+                // no proxy between it and the relay on loopback.
+                let client = teloxide::net::default_reqwest_settings()
+                    .no_proxy()
+                    .build()
+                    .unwrap_or_default();
+                let bot = Bot::with_client(token, client).set_api_url(relay.url().clone());
+                (bot, Some(Arc::new(relay)))
+            }
+            Err(error) => {
+                tracing::warn!(channel = name, %error, "could not start the relay that bounds Telegram's answers; reading them directly");
+                (Bot::new(token).set_api_url(api_url), None)
+            }
+        };
         Self {
             name: name.to_owned(),
             bot: bot.throttle(SEND_LIMITS),
             capabilities: capabilities(),
             username: Arc::default(),
             lines: SendLines::default(),
+            _relay: relay,
         }
     }
 

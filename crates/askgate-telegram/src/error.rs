@@ -2,6 +2,7 @@
 //! in network errors' URLs (`token:redacted`); API errors carry Telegram's
 //! description only.
 
+use askgate_adapter::cause::bounded;
 use askgate_core::ChannelError;
 use teloxide::{ApiError, RequestError};
 
@@ -13,7 +14,8 @@ pub fn channel_error(error: &RequestError) -> ChannelError {
         },
         RequestError::Api(ApiError::InvalidToken) => ChannelError::Unauthorized,
         RequestError::Api(api) => ChannelError::Rejected {
-            reason: api.to_string(),
+            // Telegram's description: one short line.
+            reason: bounded(&api.to_string()),
         },
         RequestError::MigrateToChatId(chat) => ChannelError::Rejected {
             reason: format!("the group became supergroup {chat}: configure that chat id"),
@@ -22,11 +24,16 @@ pub fn channel_error(error: &RequestError) -> ChannelError {
             // teloxide has taken the URL, which holds the token, out of the error.
             reason: askgate_adapter::cause::with_cause(error),
         },
-        RequestError::InvalidJson { .. } => ChannelError::Unavailable {
-            reason: "Telegram answered with something that is not its JSON".into(),
+        // The relay's word for a call that got no usable answer (none, a
+        // 5xx, one too large): Telegram failing, retried.
+        RequestError::InvalidJson { raw, .. } => ChannelError::Unavailable {
+            reason: match raw.strip_prefix(crate::relay::FAILED) {
+                Some(reason) => bounded(reason),
+                None => "Telegram answered with something that is not its JSON".into(),
+            },
         },
         RequestError::Io(error) => ChannelError::Unavailable {
-            reason: error.to_string(),
+            reason: bounded(&error.to_string()),
         },
     }
 }

@@ -12,6 +12,7 @@
 //! | [`markup`] | escaping agent text for Telegram HTML, and defusing `@mentions` |
 //! | [`limits`] | Telegram's limits on what askgate sends, each in Telegram's unit, and the length Telegram counts after parsing |
 //! | [`error`] | Telegram errors → [`askgate_core::ChannelError`], with the token never in a message |
+//! | `relay` | the loopback relay the bot's calls go through, so that each of Telegram's answers is read within a bound |
 //!
 //! The adapter declares what Telegram can show and translates; it never
 //! decides how a prompt looks (`askgate_core::render`) or what a reply means
@@ -28,6 +29,7 @@ pub mod limits;
 pub mod markup;
 pub mod polling;
 pub mod react;
+mod relay;
 pub mod runtime;
 pub mod webhook;
 

@@ -33,6 +33,7 @@ pub async fn run(
     let bot = channel.bot();
     // Polling and a webhook exclude each other: make sure none is set.
     if let Err(error) = bot.delete_webhook().await {
+        let error = channel_error(&error);
         warn!(channel = %name, %error, "could not remove a webhook before polling");
     }
     let mut offset: i32 = sink
@@ -68,7 +69,9 @@ pub async fn run(
                 }
             },
             Err(error) => {
-                let pause = retry_delay(&channel_error(&error), failures);
+                // In askgate's terms: Telegram's words cut to one short line.
+                let error = channel_error(&error);
+                let pause = retry_delay(&error, failures);
                 warn!(channel = %name, %error, ?pause, "polling Telegram failed; retrying");
                 pause
             }

@@ -70,6 +70,7 @@ pub async fn react(channel: &TelegramChannel, sink: &Arc<dyn InboundSink>, ack: 
                 .show_alert(*alert);
         }
         if let Err(error) = answer.await {
+            let error = crate::error::channel_error(&error);
             warn!(channel = channel_name(channel), %error, "could not answer a tap");
         }
     }
@@ -83,6 +84,7 @@ pub async fn react(channel: &TelegramChannel, sink: &Arc<dyn InboundSink>, ack: 
     let (sender, sink) = (channel.clone(), Arc::clone(sink));
     channel.queue(&ack.chat().into(), async move {
         if let Err(error) = send(&sender, sink.as_ref(), &ack, follow_up).await {
+            let error = crate::error::channel_error(&error);
             warn!(channel = channel_name(&sender), %error, "could not reply to a Telegram update");
         }
     });

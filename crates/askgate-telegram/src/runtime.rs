@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use askgate_adapter::config::{Problem, Secret};
+use askgate_adapter::config::{CheckError, Problem, Secret};
 use askgate_adapter::runtime::{ChannelRuntime, Shutdown};
 use askgate_core::channel::{Channel, ChannelError, InboundSink};
 use async_trait::async_trait;
@@ -45,7 +45,7 @@ impl ChannelRuntime for TelegramRuntime {
         self.channel.clone()
     }
 
-    async fn check(&self) -> Result<String, Problem> {
+    async fn check(&self) -> Result<String, CheckError> {
         let username = self.channel.check().await.map_err(|error| {
             let key = format!("channels.{}.token", self.name());
             Problem::from_check(

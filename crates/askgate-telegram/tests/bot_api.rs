@@ -686,3 +686,28 @@ async fn a_chat_no_recipient_has_is_told_its_recipient_block_in_that_chat_only()
         [(-1_004_004, 1), (-3003, 1), (ALICE, 1), (1003, 1)]
     );
 }
+
+/// A 5xx from the Bot API is Telegram failing, not refusing: retried (it
+/// was a refusal for good, teloxide reading the error's JSON as an API
+/// error), with a short reason naming the status.
+#[tokio::test]
+async fn a_5xx_from_telegram_is_a_passing_failure_not_a_refusal() {
+    let fake = FakeTelegram::start().await;
+    let channel = TelegramChannel::new("tg", fake.token(), Some(fake.api_url().parse().unwrap()));
+    fake.fail_next("getMe", Failure::ServerError);
+    // teloxide waits 10 s after any 5xx before it reads the answer.
+    let failed = tokio::time::timeout(Duration::from_secs(30), channel.check())
+        .await
+        .unwrap();
+    match failed {
+        Err(error @ ChannelError::Unavailable { .. }) => {
+            let said = error.to_string();
+            assert!(
+                said.contains("Telegram answered HTTP 500") && said.len() < 400,
+                "{said}"
+            );
+        }
+        other => panic!("a 500 is retryable: {other:?}"),
+    }
+    assert_eq!(channel.check().await.as_deref(), Ok("askgate_test_bot"));
+}

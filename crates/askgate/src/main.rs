@@ -123,7 +123,7 @@ fn check_platforms(config: &config::Config) -> Result<Vec<String>, Vec<config::P
         for settings in &config.channels {
             match settings.start().check().await {
                 Ok(said) => found.push(format!("{} channel \"{}\": {said}", settings.kind(), settings.name())),
-                Err(problem) => problems.push(problem),
+                Err(failed) => problems.push(failed.into_problem()),
             }
         }
         if problems.is_empty() { Ok(found) } else { Err(problems) }

@@ -7,10 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use askgate_adapter::{ChannelRuntime, Shutdown};
+use askgate_adapter::connect::bring_up;
+use askgate_adapter::{ChannelRuntime, ChannelState, Shutdown, StateReport as _};
 use askgate_core::channel::{Channel, InboundSink};
 use askgate_engine::{Clock, Engine, Recipient, RecipientSurface};
-use askgate_server::{AgentToken, Allowed, AppState, Metrics, ServerSettings, WebKey};
+use askgate_server::{AgentToken, Allowed, AppState, ChannelStates, Metrics, ServerSettings, WebKey};
 use askgate_store::{PgStore, SqliteStore, Store};
 use rand::distr::{Alphanumeric, SampleString};
 use tokio::net::TcpListener;
@@ -19,6 +20,13 @@ use crate::config::{Config, Secret, StoreConfig};
 
 /// How long the channels' event loops get to stop after the server has.
 const CHANNEL_STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// How long `serve` waits, at most, for every channel's first attempt to
+/// come up before it serves: long enough for a platform that answers to be
+/// announced as up (and for Discord's Message Content intent to be settled
+/// before pending questions are delivered again), short enough that a
+/// platform that does not answer keeps nothing waiting.
+const FIRST_ATTEMPTS: Duration = Duration::from_secs(5);
 
 /// A secret that askgate generated, or found where it keeps them.
 struct Generated {
@@ -164,14 +172,63 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         });
     }
 
-    // Every channel the same way: start it, and check its credentials with
-    // its platform before anything is served.
-    let mut runtimes: Vec<Arc<dyn ChannelRuntime>> = Vec::new();
-    for settings in &config.channels {
-        let runtime = settings.start();
-        let found = runtime.check().await.map_err(|problem| anyhow::anyhow!("{problem}"))?;
-        announcements.push(format!("{} channel \"{}\": {found}", settings.kind(), settings.name()));
-        runtimes.push(runtime);
+    let address = listener.local_addr()?;
+    let base = config
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{address}"))
+        .trim_end_matches('/')
+        .to_owned();
+    let metrics = Arc::new(Metrics::new());
+    let channel_states = ChannelStates::new(metrics.clone());
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+
+    // Every channel the same way: brought up in the background (its
+    // credentials checked, its webhook registered, tried again while its
+    // platform is out of reach), so that no platform keeps askgate from
+    // serving; the first attempts are waited for, briefly, to say where
+    // each stands.
+    let runtimes: Vec<Arc<dyn ChannelRuntime>> = config.channels.iter().map(|settings| settings.start()).collect();
+    for runtime in &runtimes {
+        channel_states.report(runtime.name(), ChannelState::Connecting { reason: None });
+    }
+    let bringing: Vec<_> = runtimes
+        .iter()
+        .map(|runtime| {
+            let (runtime, states, base) = (Arc::clone(runtime), channel_states.clone(), base.clone());
+            let shutdown = Shutdown::new(stopping.clone());
+            tokio::spawn(async move { bring_up(runtime.as_ref(), &base, &states, &shutdown).await })
+        })
+        .collect();
+    channel_states.first_attempts(FIRST_ATTEMPTS).await;
+    let mut brought = Vec::new();
+    for ((settings, runtime), bringing) in config.channels.iter().zip(&runtimes).zip(bringing) {
+        let state = channel_states.snapshot().remove(runtime.name());
+        let (said, now) = match state {
+            // Up or refused: bring_up has returned, or is returning.
+            Some(ChannelState::Up | ChannelState::Refused { .. }) => match bringing.await {
+                Ok(Some(found)) => (found, Brought::Up),
+                _ => (
+                    format!(
+                        "{}; askgate serves without it",
+                        channel_states
+                            .snapshot()
+                            .get(runtime.name())
+                            .map_or_else(|| "refused".to_owned(), ToString::to_string)
+                    ),
+                    Brought::Down,
+                ),
+            },
+            state => (
+                format!(
+                    "{}; trying again in the background",
+                    state.map_or_else(|| "connecting".to_owned(), |state| state.to_string())
+                ),
+                Brought::Later(bringing),
+            ),
+        };
+        announcements.push(format!("{} channel \"{}\": {said}", settings.kind(), settings.name()));
+        brought.push(now);
     }
     announcements.extend(crate::channels::finding_ids(config.channels.iter().map(|c| c.kind())).map(str::to_owned));
     let channels: Vec<Arc<dyn Channel>> = runtimes.iter().map(|runtime| runtime.channel()).collect();
@@ -196,14 +253,6 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
             locale: r.locale,
         })
         .collect();
-
-    let address = listener.local_addr()?;
-    let base = config
-        .public_url
-        .clone()
-        .unwrap_or_else(|| format!("http://{address}"))
-        .trim_end_matches('/')
-        .to_owned();
 
     // Every recipient has a page, whichever surfaces they list: it is how
     // they answer when a chat app is down.
@@ -246,7 +295,6 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         });
     }
 
-    let metrics = Arc::new(Metrics::new());
     let engine =
         Engine::new(store.clone(), channels, recipients, Clock::system(), metrics.clone()).with_limits(config.limits);
     engine.start().await.context("taking up pending questions")?;
@@ -268,8 +316,8 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
             allowed_hosts: mcp_hosts(config.public_url.as_deref(), address.ip()),
             max_sessions_per_token: config.mcp_max_sessions,
         },
+        channels: channel_states,
     };
-    let (stop, stopping) = tokio::sync::watch::channel(false);
     let state = AppState::new(engine.clone(), metrics, settings, stopping.clone());
 
     // These lines are for the person who started askgate (and for tests, which
@@ -305,28 +353,27 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
     });
     let mut webhooks = axum::Router::new();
     let mut connections = Vec::new();
-    for runtime in &runtimes {
+    for (runtime, brought) in runtimes.iter().zip(brought) {
         if let Some(routes) = runtime.routes(Arc::clone(&sink)) {
             webhooks = webhooks.merge(routes);
         }
-        runtime.register(&base).await.with_context(|| {
-            format!(
-                "channels.{}: the platform refused askgate's webhook address",
-                runtime.name()
-            )
-        })?;
-        let shutdown = Shutdown::new(stopping.clone());
-        connections.push(match &lease_owner {
-            // Replicas on one database: one at a time holds the connection.
-            Some(owner) => tokio::spawn(crate::lease::run_leased(
-                Arc::clone(runtime),
-                Arc::clone(&sink),
-                Arc::clone(&store),
-                owner.clone(),
-                shutdown,
-            )),
-            None => tokio::spawn(Arc::clone(runtime).run(Arc::clone(&sink), shutdown)),
-        });
+        let connect = Connect {
+            runtime: Arc::clone(runtime),
+            sink: Arc::clone(&sink),
+            store: Arc::clone(&store),
+            lease_owner: lease_owner.clone(),
+            shutdown: Shutdown::new(stopping.clone()),
+        };
+        match brought {
+            Brought::Up => connections.push(tokio::spawn(connect.run())),
+            // Its connection starts once the platform answers.
+            Brought::Later(bringing) => connections.push(tokio::spawn(async move {
+                if let Ok(Some(_)) = bringing.await {
+                    connect.run().await;
+                }
+            })),
+            Brought::Down => {}
+        }
     }
     let shutdown = async move {
         shutdown_signal().await;
@@ -346,6 +393,37 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Where a channel stood when `serve` had waited for its first attempt.
+enum Brought {
+    /// Up: its connection starts with the server.
+    Up,
+    /// Still connecting: `bring_up` goes on in this task.
+    Later(tokio::task::JoinHandle<Option<String>>),
+    /// Refused for good: down until the admin fixes it and restarts.
+    Down,
+}
+
+/// What a channel's long-lived connection needs.
+struct Connect {
+    runtime: Arc<dyn ChannelRuntime>,
+    sink: Arc<dyn InboundSink>,
+    store: Arc<dyn Store>,
+    /// This replica's name when several share a database: one at a time
+    /// holds the connection.
+    lease_owner: Option<String>,
+    shutdown: Shutdown,
+}
+
+impl Connect {
+    /// Takes the channel's events (polling, a gateway, a socket) until shutdown.
+    async fn run(self) {
+        match self.lease_owner {
+            Some(owner) => crate::lease::run_leased(self.runtime, self.sink, self.store, owner, self.shutdown).await,
+            None => self.runtime.run(self.sink, self.shutdown).await,
+        }
+    }
 }
 
 /// The `Host` names `/mcp` answers to: loopback, `server.public_url`'s host,

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use askgate_adapter::config::{AdapterKind, Address, ChannelSettings, ConfigCheck, Problem, ServerContext};
+use askgate_adapter::config::{AdapterKind, Address, ChannelSettings, ConfigCheck, ServerContext};
 use askgate_adapter::runtime::ChannelRuntime;
 use askgate_core::channel::{Channel, Destination};
 use async_trait::async_trait;
@@ -55,7 +55,7 @@ impl ChannelRuntime for WebRuntime {
         self.channel.clone()
     }
 
-    async fn check(&self) -> Result<String, Problem> {
+    async fn check(&self) -> Result<String, askgate_adapter::CheckError> {
         Ok("askgate's own page".to_owned())
     }
 }

@@ -350,6 +350,11 @@ fn fault(failure: Failure) -> Fault {
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
             Fault::Respond(ApiError::with_status(status, code, &message).into_response())
         }
+        Failure::Huge { status, bytes } => Fault::Respond(crate::fake::huge_answer(
+            StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            "application/json",
+            bytes,
+        )),
     }
 }
 

@@ -62,6 +62,15 @@ pub enum Failure {
     /// The connection is dropped without an answer, and the request takes no
     /// effect.
     Disconnect,
+    /// This HTTP status with a body of `bytes` bytes, made as it is sent
+    /// and never held (a proxy's error page of gigabytes); the request
+    /// takes no effect.
+    Huge {
+        /// The HTTP status.
+        status: u16,
+        /// How long the body is.
+        bytes: u64,
+    },
 }
 
 /// A Discord user, as the fake puts them in payloads.

@@ -5,9 +5,11 @@
 //! its fake turns one into a [`Fault`], and [`answer`] does the rest, the same
 //! for every platform.
 
+use std::convert::Infallible;
 use std::time::Duration;
 
-use axum::http::StatusCode;
+use axum::body::{Body, Bytes};
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::Connection;
@@ -49,6 +51,30 @@ pub async fn answer(
             StatusCode::INTERNAL_SERVER_ERROR.into_response()
         }
     }
+}
+
+/// What a huge answer is made of, sent again and again.
+static BLOCK: [u8; 64 * 1024] = [b'x'; 64 * 1024];
+
+/// An answer of `status` whose body is `bytes` long (`x` after `x`, chunked,
+/// no `Content-Length`), made as it is sent: nothing of it is held, and it
+/// stops when the client goes away. A platform, or a proxy in front of it,
+/// answering with an error page of gigabytes.
+pub fn huge_answer(status: StatusCode, content_type: &'static str, bytes: u64) -> Response {
+    let chunks = futures_util::stream::unfold(bytes, |left| async move {
+        if left == 0 {
+            return None;
+        }
+        let size = usize::try_from(left).unwrap_or(usize::MAX).min(BLOCK.len());
+        let chunk: Result<Bytes, Infallible> = Ok(Bytes::from_static(&BLOCK[..size]));
+        Some((chunk, left - size as u64))
+    });
+    (
+        status,
+        [(header::CONTENT_TYPE, content_type)],
+        Body::from_stream(chunks),
+    )
+        .into_response()
 }
 
 #[cfg(test)]

@@ -15,7 +15,8 @@
 //!   route.
 //! - [`Fault`] and [`answer`] (`fault.rs`) apply a queued failure to one
 //!   request: the platform's error answer (a 429 with its retry-after, a 5xx),
-//!   a slow answer, or a dropped connection.
+//!   a slow answer, or a dropped connection; [`huge_answer`] is an error
+//!   page of any size, made as it is sent.
 //! - [`push_in_order`] (`push.rs`) POSTs a fake's requests (a body and headers
 //!   to a URL) to the server under test one at a time, each until a 2xx
 //!   answer, as a platform delivers webhooks.
@@ -27,7 +28,7 @@ mod push;
 mod record;
 mod server;
 
-pub use fault::{Fault, answer};
+pub use fault::{Fault, answer, huge_answer};
 pub use push::{Next, NoAnswer, Push, Pushed, forward_url, push_client, push_in_order};
 pub use record::{Recorder, Requests};
 pub use server::{Connection, Loopback};

@@ -37,7 +37,12 @@ impl Loopback {
     /// Binds `127.0.0.1:0` and serves `app` there. A handler finds the
     /// connection of its request with [`Connection::of`].
     pub async fn serve(app: Router) -> io::Result<Self> {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        Self::serve_on(TcpListener::bind(("127.0.0.1", 0)).await?, app)
+    }
+
+    /// Serves `app` on `listener`: a fake that comes up on a port chosen
+    /// before it (a platform that was down when askgate started).
+    pub fn serve_on(listener: TcpListener, app: Router) -> io::Result<Self> {
         let addr = listener.local_addr()?;
         let conns: Arc<Mutex<Vec<Weak<Conn>>>> = Arc::default();
         let listener = TrackingListener {

@@ -310,6 +310,11 @@ fn fault(failure: Failure) -> Fault {
         }
         Failure::Slow(delay) => Fault::Slow(delay),
         Failure::Drop => Fault::Disconnect,
+        Failure::Huge { status, bytes } => Fault::Respond(crate::fake::huge_answer(
+            StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            "text/html",
+            bytes,
+        )),
     }
 }
 

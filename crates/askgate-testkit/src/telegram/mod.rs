@@ -230,6 +230,23 @@ impl FakeTelegram {
         }
     }
 
+    /// Starts a fake on `listener`: a Telegram that comes up on the address
+    /// askgate was configured with after askgate started (bind a port, tell
+    /// askgate, then start the fake on it).
+    ///
+    /// # Panics
+    ///
+    /// If the listener has no address, or no HTTP client can be built for
+    /// webhook delivery.
+    pub fn start_on(listener: tokio::net::TcpListener) -> Self {
+        let shared = Arc::new(Shared::default());
+        let server = Server::start_on(&shared, listener);
+        Self {
+            server: Arc::new(server),
+            shared,
+        }
+    }
+
     /// The URL to give `Bot::set_api_url`: `http://127.0.0.1:PORT/`.
     pub fn api_url(&self) -> String {
         format!("http://{}/", self.server.addr())

@@ -40,10 +40,21 @@ impl Server {
     /// If no loopback port can be bound, or no HTTP client built for webhook
     /// delivery.
     pub(crate) async fn start(shared: &Arc<Shared>) -> Self {
-        let app = Router::new().fallback(handle).with_state(Arc::clone(shared));
-        let loopback = Loopback::serve(app)
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
             .await
             .expect("the fake Telegram server binds 127.0.0.1:0");
+        Self::start_on(shared, listener)
+    }
+
+    /// Serves the fake on `listener`, and starts its webhook delivery.
+    ///
+    /// # Panics
+    ///
+    /// If the listener has no address, or no HTTP client can be built for
+    /// webhook delivery.
+    pub(crate) fn start_on(shared: &Arc<Shared>, listener: tokio::net::TcpListener) -> Self {
+        let app = Router::new().fallback(handle).with_state(Arc::clone(shared));
+        let loopback = Loopback::serve_on(listener, app).expect("the fake Telegram server serves its listener");
         let client = push_client(WEBHOOK_TIMEOUT).expect("an HTTP client without TLS can be built");
         let delivery = tokio::spawn(deliver_webhooks(Arc::clone(shared), client));
         Self {
@@ -136,6 +147,11 @@ fn fault(failure: Failure) -> Fault {
     match failure {
         Failure::Slow(delay) => Fault::Slow(delay),
         Failure::Disconnect => Fault::Disconnect,
+        Failure::Huge { status, bytes } => Fault::Respond(fake::huge_answer(
+            StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            "application/json",
+            bytes,
+        )),
         failure => Fault::Respond(ApiError::from_failure(failure).into_response()),
     }
 }
@@ -217,7 +233,7 @@ impl ApiError {
                 code,
                 ..Self::new(StatusCode::OK, description)
             },
-            Failure::ServerError | Failure::Slow(_) | Failure::Disconnect => {
+            Failure::ServerError | Failure::Slow(_) | Failure::Disconnect | Failure::Huge { .. } => {
                 Self::new(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error")
             }
         }

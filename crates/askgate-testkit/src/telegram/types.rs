@@ -44,6 +44,15 @@ pub enum Failure {
     Slow(Duration),
     /// The connection is dropped without an answer (after the call took no effect).
     Disconnect,
+    /// This HTTP status with a body of `bytes` bytes, made as it is sent
+    /// and never held (a proxy's error page of gigabytes); the call takes
+    /// no effect.
+    Huge {
+        /// The HTTP status.
+        status: u16,
+        /// How long the body is.
+        bytes: u64,
+    },
 }
 
 /// A Telegram user, as the fake puts them in updates.
