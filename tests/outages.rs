@@ -339,6 +339,40 @@ fn assert_bounded(server: &mut Server, peak_before: u64, channel: &str) {
     assert!(longest < 2000, "a log line of {longest} bytes");
 }
 
+/// Warms askgate up with [`WARM_UPS`] answers just under the bound (each
+/// failed once with `fail(warm_status, UNDER_THE_BOUND)`), then fails one
+/// send with a gigabyte (`fail(huge_status, GIGABYTE)`): the prompt is still
+/// delivered by the retry, and askgate's peak memory and log stay bounded.
+async fn a_gigabyte_is_read_no_further_than_the_bound<T, P, F>(
+    server: &mut Server,
+    recipient: &str,
+    channel: &str,
+    (warm_status, huge_status): (u16, u16),
+    fail: impl Fn(u16, u64),
+    delivered: impl Fn(String) -> P,
+) where
+    P: FnMut() -> F,
+    F: Future<Output = Option<T>>,
+{
+    for _ in 0..WARM_UPS {
+        fail(warm_status, UNDER_THE_BOUND);
+        let warm_up = server.create(&deploy(recipient)).await["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        until("a prompt after an answer under the bound", PATIENCE, delivered(warm_up)).await;
+    }
+    let before = peak_kib(server.pid());
+    fail(huge_status, GIGABYTE);
+    let second = server.create(&deploy(recipient)).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    until("the prompt, after the retry", PATIENCE, delivered(second.clone())).await;
+    assert_eq!(server.question(&second).await["status"], "pending");
+    assert_bounded(server, before, channel);
+}
+
 /// Telegram answers a send with a 500 whose body is a gigabyte: askgate
 /// reads 2 MiB of it, retries as for any 5xx, and delivers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -359,38 +393,15 @@ async fn a_gigabyte_error_from_telegram_costs_no_memory_and_is_retried() {
             }
         }
     };
-    // Warmed up: answers just under the bound (HTTP 200, not Telegram's
+    // Warmed up with answers just under the bound (HTTP 200, not Telegram's
     // JSON: teloxide reads them whole, and askgate retries at once).
-    for _ in 0..WARM_UPS {
+    let fail = |status, bytes| {
         fake.fail_next(
             "sendMessage",
-            askgate_testkit::telegram::Failure::Huge {
-                status: 200,
-                bytes: UNDER_THE_BOUND,
-            },
+            askgate_testkit::telegram::Failure::Huge { status, bytes },
         );
-        let warm_up = server.create(&deploy("alice_tg")).await["id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        until("a prompt after an answer under the bound", PATIENCE, delivered(warm_up)).await;
-    }
-
-    let before = peak_kib(server.pid());
-    fake.fail_next(
-        "sendMessage",
-        askgate_testkit::telegram::Failure::Huge {
-            status: 500,
-            bytes: GIGABYTE,
-        },
-    );
-    let second = server.create(&deploy("alice_tg")).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    until("the prompt, after the retry", PATIENCE, delivered(second.clone())).await;
-    assert_eq!(server.question(&second).await["status"], "pending");
-    assert_bounded(&mut server, before, "tg");
+    };
+    a_gigabyte_is_read_no_further_than_the_bound(&mut server, "alice_tg", "tg", (200, 500), fail, delivered).await;
 }
 
 /// Discord answers a send with a 500 whose body is a gigabyte.
@@ -412,36 +423,13 @@ async fn a_gigabyte_error_from_discord_costs_no_memory_and_is_retried() {
             }
         }
     };
-    for _ in 0..WARM_UPS {
+    let fail = |status, bytes| {
         fake.fail_next(
             "POST /channels/{channel_id}/messages",
-            askgate_testkit::discord::Failure::Huge {
-                status: 500,
-                bytes: UNDER_THE_BOUND,
-            },
+            askgate_testkit::discord::Failure::Huge { status, bytes },
         );
-        let warm_up = server.create(&deploy("alice_dc")).await["id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        until("a prompt after an answer under the bound", PATIENCE, delivered(warm_up)).await;
-    }
-
-    let before = peak_kib(server.pid());
-    fake.fail_next(
-        "POST /channels/{channel_id}/messages",
-        askgate_testkit::discord::Failure::Huge {
-            status: 500,
-            bytes: GIGABYTE,
-        },
-    );
-    let second = server.create(&deploy("alice_dc")).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    until("the prompt, after the retry", PATIENCE, delivered(second.clone())).await;
-    assert_eq!(server.question(&second).await["status"], "pending");
-    assert_bounded(&mut server, before, "dc");
+    };
+    a_gigabyte_is_read_no_further_than_the_bound(&mut server, "alice_dc", "dc", (500, 500), fail, delivered).await;
 }
 
 /// Slack (or a proxy in front of it) answers a post with a 502 whose body
@@ -463,34 +451,11 @@ async fn a_gigabyte_error_from_slack_costs_no_memory_and_is_retried() {
             }
         }
     };
-    for _ in 0..WARM_UPS {
+    let fail = |status, bytes| {
         fake.fail_next(
             "chat.postMessage",
-            askgate_testkit::slack::Failure::Huge {
-                status: 502,
-                bytes: UNDER_THE_BOUND,
-            },
+            askgate_testkit::slack::Failure::Huge { status, bytes },
         );
-        let warm_up = server.create(&deploy("alice_sl")).await["id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        until("a prompt after an answer under the bound", PATIENCE, delivered(warm_up)).await;
-    }
-
-    let before = peak_kib(server.pid());
-    fake.fail_next(
-        "chat.postMessage",
-        askgate_testkit::slack::Failure::Huge {
-            status: 502,
-            bytes: GIGABYTE,
-        },
-    );
-    let second = server.create(&deploy("alice_sl")).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    until("the prompt, after the retry", PATIENCE, delivered(second.clone())).await;
-    assert_eq!(server.question(&second).await["status"], "pending");
-    assert_bounded(&mut server, before, "sl");
+    };
+    a_gigabyte_is_read_no_further_than_the_bound(&mut server, "alice_sl", "sl", (502, 502), fail, delivered).await;
 }
