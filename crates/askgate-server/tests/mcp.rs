@@ -34,7 +34,6 @@ struct Fixture {
 }
 
 async fn fixture(wait: Duration) -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
     let settings = ServerSettings {
         agents: vec![agent_one(TOKEN)],
         web_keys: vec![WebKey {
@@ -47,6 +46,12 @@ async fn fixture(wait: Duration) -> Fixture {
         },
         ..ServerSettings::default()
     };
+    fixture_with(settings).await
+}
+
+/// The server with these settings and a page for `me`, over a fresh store.
+async fn fixture_with(settings: ServerSettings) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
     let (state, stop) = state_in(dir.path(), vec![web_recipient("me", "Me")], settings).await;
     Fixture {
         router: app(state.clone()),
@@ -504,7 +509,6 @@ const TOKEN_TWO: &str = "agt_mcp_test_token_two_0123456789ab";
 /// Agents `one` (`TOKEN`) and `two` (`TOKEN_TWO`), a page for `me`, and
 /// `mcp` as the MCP settings.
 async fn two_agents(mcp: McpSettings) -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
     let settings = ServerSettings {
         agents: vec![
             agent_one(TOKEN),
@@ -521,13 +525,7 @@ async fn two_agents(mcp: McpSettings) -> Fixture {
         mcp,
         ..ServerSettings::default()
     };
-    let (state, stop) = state_in(dir.path(), vec![web_recipient("me", "Me")], settings).await;
-    Fixture {
-        router: app(state.clone()),
-        state,
-        _stop: stop,
-        _dir: dir,
-    }
+    fixture_with(settings).await
 }
 
 /// A request to `/mcp` as `token`, in `session` when one is given.
