@@ -180,12 +180,8 @@ pub const EXCERPT_CHARS: usize = 64;
 /// character split (a cluster longer than the excerpt is left out whole). An
 /// error names what is wrong; it does not hand a 60 KB id back.
 pub fn excerpt(text: &str) -> String {
-    // Only the start is looked at: the text may be as large as the request.
-    let head = text
-        .char_indices()
-        .nth(EXCERPT_CHARS + 1)
-        .map_or(text, |(at, _)| &text[..at]);
-    Limit::code_points(EXCERPT_CHARS).ellipsize(head)
+    // Only the start is walked ([`Limit::ellipsize`]): the text may be as large as the request.
+    Limit::code_points(EXCERPT_CHARS).ellipsize(text)
 }
 
 /// How a platform counts the length of a text: each platform's limits are
@@ -262,13 +258,29 @@ impl Limit {
     /// The longest start of `text` within the limit that ends between two
     /// user-perceived characters (possibly empty).
     pub fn cut(self, text: &str) -> &str {
-        cut_within(text, |prefix| self.fits(prefix))
+        cut_within(self.head(text), |prefix| self.fits(prefix))
     }
 
     /// `text` whole when it fits; otherwise cut ([`Limit::cut`]) with `…`
     /// where it was cut, the ellipsis within the limit too.
     pub fn ellipsize(self, text: &str) -> String {
-        self.fit(text, str::to_owned)
+        let head = self.head(text);
+        // A head shorter than the text is over the limit already.
+        if head.len() == text.len() && self.fits(text) {
+            return text.to_owned();
+        }
+        shorten(head, |text| self.fits(text))
+    }
+
+    /// The start of `text` a cut can keep, and one character more: every
+    /// unit counts a code point as at least one, so nothing past it fits,
+    /// and the character after the last that could keeps that one's
+    /// cluster whole. A cut then walks this much, not the whole of a text
+    /// that may be as large as a request.
+    fn head(self, text: &str) -> &str {
+        text.char_indices()
+            .nth(self.max.saturating_add(2))
+            .map_or(text, |(at, _)| &text[..at])
     }
 
     /// `text` made ready for the platform by `escape` (its markup's escaping)
