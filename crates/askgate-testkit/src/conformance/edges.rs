@@ -81,9 +81,21 @@ fn question(index: usize, unit: &str, multi_select: bool) -> Value {
     })
 }
 
+/// One edge prompt: its name, the unit of text its style repeats (the
+/// person answers in it too), and the request.
+#[derive(Debug, Clone)]
+pub struct Edge {
+    /// The style and the prompt's shape, for messages.
+    pub name: String,
+    /// The style's repeated unit ([`STYLES`]).
+    pub unit: &'static str,
+    /// The `ask_user` arguments.
+    pub request: Value,
+}
+
 /// Every edge prompt: per style, three questions (the second multi-select)
 /// and one single-select question.
-pub fn requests() -> Vec<(String, Value)> {
+pub fn requests() -> Vec<Edge> {
     STYLES
         .iter()
         .flat_map(|(name, unit)| {
@@ -92,10 +104,12 @@ pub fn requests() -> Vec<(String, Value)> {
                 "timeoutSeconds": 900,
             });
             let one = json!({"questions": [question(1, unit, false)], "timeoutSeconds": 900});
-            [
-                (format!("{name}, three questions"), three),
-                (format!("{name}, one question"), one),
-            ]
+            let edge = |shape: &str, request| Edge {
+                name: format!("{name}, {shape}"),
+                unit,
+                request,
+            };
+            [edge("three questions", three), edge("one question", one)]
         })
         .collect()
 }
@@ -133,11 +147,7 @@ pub async fn run(platform: &dyn PersonPlatform) -> usize {
     })
     .await;
     let mut asked_count = 0;
-    for (name, request) in requests() {
-        let unit = STYLES
-            .iter()
-            .find(|(style, _)| name.starts_with(style))
-            .map_or("x", |(_, unit)| unit);
+    for Edge { name, unit, request } in requests() {
         edge(&person, &name, &request.to_string(), unit).await;
         asked_count += 1;
     }
@@ -293,7 +303,7 @@ mod tests {
 
     #[test]
     fn every_edge_prompt_is_valid_and_at_the_contract_s_limits() {
-        for (name, request) in requests() {
+        for Edge { name, request, .. } in requests() {
             let valid = askgate_core::validate(&request).unwrap_or_else(|errors| panic!("{name}: {errors}"));
             let question = &valid.questions[0];
             assert!(
