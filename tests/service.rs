@@ -1124,34 +1124,70 @@ async fn the_ask_command_prints_the_tool_result() {
     );
 }
 
-/// Every start prints each web page's link in full (the admin's own
-/// terminal); a start that cannot listen creates nothing.
-#[tokio::test]
-async fn a_start_prints_the_page_link_in_full_and_a_failed_start_creates_nothing() {
+/// The lines `serve` prints until the one about the page of `other` (the
+/// last recipient), from `command`'s stdout; the process is then killed.
+fn announced(mut command: std::process::Command) -> Vec<String> {
     use std::io::BufRead as _;
+    let mut serving = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("askgate starts");
+    let stdout = serving.stdout.take().expect("piped stdout");
+    let lines: Vec<String> = std::io::BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .map(|line| line.trim_end().to_owned())
+        .take_while(|line| !line.starts_with("web page for \"other\""))
+        .collect();
+    let _ = serving.kill();
+    let _ = serving.wait();
+    lines
+}
+
+/// The address a start announced first.
+fn listening(lines: &[String]) -> String {
+    lines
+        .iter()
+        .find_map(|line| line.strip_prefix("askgate listening on "))
+        .unwrap_or_else(|| panic!("no listening line in {lines:#?}"))
+        .to_owned()
+}
+
+/// A start prints each web page's link in full only on the admin's own
+/// terminal; elsewhere (journald, `docker logs`) where its key is. A start
+/// that cannot listen creates nothing.
+#[tokio::test]
+async fn a_start_prints_the_page_link_in_full_only_on_a_terminal_and_a_failed_start_creates_nothing() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let data_dir = dir.path().join("data");
     let config = dir.path().join("askgate.toml");
     std::fs::write(&config, support::config_text(&data_dir)).expect("written");
-    let mut first = std::process::Command::new(ASKGATE)
-        .arg("serve")
-        .arg("--config")
-        .arg(&config)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("askgate starts");
-    let stdout = first.stdout.take().expect("piped stdout");
-    let lines: Vec<String> = std::io::BufReader::new(stdout)
-        .lines()
-        .map_while(Result::ok)
-        .take_while(|line| !line.starts_with("web page for \"other\""))
-        .collect();
-    let _ = first.kill();
-    let _ = first.wait();
-    let base = lines[0]
-        .strip_prefix("askgate listening on ")
-        .expect("the first line says where");
+
+    let mut piped = std::process::Command::new(ASKGATE);
+    piped.arg("serve").arg("--config").arg(&config);
+    let lines = announced(piped);
+    let base = listening(&lines);
+    assert!(
+        lines
+            .iter()
+            .any(|line| line == &format!("web page for \"me\": {base}/web/<the key in the configuration>")),
+        "{lines:#?}"
+    );
+    assert!(!lines.iter().any(|line| line.contains(ME_KEY)), "{lines:#?}");
+
+    // On a terminal (util-linux's `script` gives it one). Killing `script`
+    // hangs the terminal up, which askgate takes as SIGHUP (a reload), not
+    // as a stop: `timeout` ends it.
+    let mut terminal = std::process::Command::new("script");
+    terminal.args([
+        "-qfec",
+        &format!("timeout 10 {ASKGATE} serve --config {}", config.display()),
+        "/dev/null",
+    ]);
+    let lines = announced(terminal);
+    let base = listening(&lines);
     assert!(
         lines
             .iter()

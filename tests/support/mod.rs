@@ -101,6 +101,8 @@ struct Process {
     child: Child,
     stderr: Arc<Mutex<String>>,
     stderr_reader: Option<JoinHandle<()>>,
+    stdout: Arc<Mutex<String>>,
+    stdout_reader: Option<JoinHandle<()>>,
 }
 
 impl Process {
@@ -120,6 +122,61 @@ impl Process {
         }
         self.stderr.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
+
+    /// What it wrote to stdout, all of it once it has exited.
+    fn stdout(&mut self) -> String {
+        if self.child.try_wait().ok().flatten().is_some()
+            && let Some(reader) = self.stdout_reader.take()
+        {
+            let _ = reader.join();
+        }
+        self.stdout.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+}
+
+/// The keys whose values are secrets, in any section of a configuration.
+const SECRET_KEYS: [&str; 12] = [
+    "token",
+    "tokens",
+    "web_key",
+    "web_keys",
+    "secret_token",
+    "secret_tokens",
+    "signing_secret",
+    "signing_secrets",
+    "app_token",
+    "bot_token",
+    "public_key",
+    "url",
+];
+
+/// Every secret value in a configuration's text (the literal ones; a
+/// `${VAR}` reference is looked up in this process's environment).
+fn configured_secrets(text: &str) -> Vec<String> {
+    fn walk(value: &toml::Value, key: &str, found: &mut Vec<String>) {
+        match value {
+            toml::Value::Table(table) => table.iter().for_each(|(key, value)| walk(value, key, found)),
+            toml::Value::Array(values) => values.iter().for_each(|value| walk(value, key, found)),
+            toml::Value::String(text) if SECRET_KEYS.contains(&key) => {
+                let text = match text.strip_prefix("${").and_then(|rest| rest.strip_suffix('}')) {
+                    Some(name) => std::env::var(name).unwrap_or_default(),
+                    None => text.clone(),
+                };
+                // A Discord public key is public; a URL is a secret only
+                // with a password in it.
+                if key == "public_key" || (key == "url" && !text.contains('@')) {
+                    return;
+                }
+                found.push(text);
+            }
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    if let Ok(table) = text.parse::<toml::Table>() {
+        walk(&toml::Value::Table(table), "", &mut found);
+    }
+    found
 }
 
 /// The real askgate service, in its own temporary data directory.
@@ -129,12 +186,18 @@ pub(crate) struct Server {
     http: reqwest::Client,
     config: PathBuf,
     dir: tempfile::TempDir,
+    /// `RUST_LOG` for the process; `None` leaves it unset.
+    rust_log: Option<String>,
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
         if let Some(mut process) = self.process.take() {
             process.kill();
+            // Not while a test is failing already: a second panic aborts.
+            if !thread::panicking() {
+                self.assert_no_secret_in(&mut process);
+            }
         }
     }
 }
@@ -148,14 +211,19 @@ impl Server {
     /// The same, with `server` (more `[server]` keys) and `more` (further
     /// channels and recipients) in the harness configuration.
     pub(crate) fn start_with(server: &str, more: &str) -> Self {
+        Self::start_with_log(server, more, Some("info,sqlx=warn"))
+    }
+
+    /// [`Server::start_with`] with `RUST_LOG` set to `rust_log`, or unset.
+    pub(crate) fn start_with_log(server: &str, more: &str, rust_log: Option<&str>) -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let data_dir = dir.path().to_owned();
-        Self::start_in(dir, &data_dir, server, more)
+        Self::start_in(dir, &data_dir, server, more, rust_log)
     }
 
     /// Writes the configuration into `dir` with askgate's data in `data_dir`
     /// and starts askgate on it.
-    fn start_in(dir: tempfile::TempDir, data_dir: &Path, server: &str, more: &str) -> Self {
+    fn start_in(dir: tempfile::TempDir, data_dir: &Path, server: &str, more: &str, rust_log: Option<&str>) -> Self {
         let config = dir.path().join("askgate.toml");
         std::fs::write(&config, config_text_with(data_dir, server) + more).expect("the configuration is written");
         let http = reqwest::Client::builder()
@@ -170,6 +238,7 @@ impl Server {
             http,
             config,
             dir,
+            rust_log: rust_log.map(str::to_owned),
         };
         server.spawn();
         server
@@ -183,18 +252,22 @@ impl Server {
     }
 
     fn spawn(&mut self) {
-        let mut child = Command::new(ASKGATE)
+        let mut command = Command::new(ASKGATE);
+        match &self.rust_log {
+            Some(filter) => command.env("RUST_LOG", filter),
+            None => command.env_remove("RUST_LOG"),
+        };
+        let mut child = command
             .arg("serve")
             .arg("--config")
             .arg(&self.config)
             .current_dir(self.dir.path())
-            .env("RUST_LOG", "info,sqlx=warn")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("the askgate binary starts");
-        let stdout = child.stdout.take().expect("piped stdout");
+        let mut stdout_pipe = child.stdout.take().expect("piped stdout");
         let mut stderr_pipe = child.stderr.take().expect("piped stderr");
         let stderr = Arc::new(Mutex::new(String::new()));
         let stderr_reader = {
@@ -210,22 +283,31 @@ impl Server {
             })
         };
         let (found, listening) = mpsc::channel();
+        let stdout = Arc::new(Mutex::new(String::new()));
         // Reads stdout to its end, so that askgate never blocks on a full pipe.
-        thread::spawn(move || {
-            let mut found = Some(found);
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Some(url) = line.strip_prefix("askgate listening on ")
-                    && let Some(found) = found.take()
-                {
-                    let _ = found.send(url.trim().to_owned());
+        let stdout_reader = {
+            let stdout = stdout.clone();
+            thread::spawn(move || {
+                let mut found = Some(found);
+                for line in BufReader::new(&mut stdout_pipe).lines() {
+                    let Ok(line) = line else { break };
+                    if let Some(url) = line.strip_prefix("askgate listening on ")
+                        && let Some(found) = found.take()
+                    {
+                        let _ = found.send(url.trim().to_owned());
+                    }
+                    let mut said = stdout.lock().unwrap_or_else(PoisonError::into_inner);
+                    said.push_str(&line);
+                    said.push('\n');
                 }
-            }
-        });
+            })
+        };
         let mut process = Process {
             child,
             stderr,
             stderr_reader: Some(stderr_reader),
+            stdout,
+            stdout_reader: Some(stdout_reader),
         };
         match listening.recv_timeout(STARTUP_TIMEOUT) {
             Ok(url) => {
@@ -253,14 +335,61 @@ impl Server {
     pub(crate) fn kill(&mut self) {
         let mut process = self.process.take().expect("askgate is running");
         process.kill();
+        self.assert_no_secret_in(&mut process);
+    }
+
+    /// Every secret this server knows: the configured ones and those
+    /// askgate generated into its data directory.
+    pub(crate) fn secrets(&self) -> Vec<String> {
+        let text = std::fs::read_to_string(&self.config).unwrap_or_default();
+        let mut secrets = configured_secrets(&text);
+        let data_dir = text
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|table| table.get("server")?.get("data_dir")?.as_str().map(PathBuf::from))
+            .unwrap_or_else(|| self.dir.path().to_owned());
+        for entry in std::fs::read_dir(data_dir).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if (name.starts_with("agent-token-") || name.starts_with("web-key-"))
+                && let Ok(secret) = std::fs::read_to_string(entry.path())
+            {
+                secrets.push(secret.trim().to_owned());
+            }
+        }
+        secrets.retain(|secret| secret.len() >= 8);
+        secrets
+    }
+
+    /// Asserts that no secret this server knows is in what the exited
+    /// `process` wrote, to stderr (its log) or stdout (its announcements,
+    /// which go to journald or `docker logs` too).
+    fn assert_no_secret_in(&self, process: &mut Process) {
+        let (stderr, stdout) = (process.stderr(), process.stdout());
+        for secret in self.secrets() {
+            let shown = format!("{}…", secret.chars().take(4).collect::<String>());
+            assert!(
+                !stderr.contains(&secret),
+                "askgate logged the secret {shown}; its stderr:\n{stderr}"
+            );
+            assert!(
+                !stdout.contains(&secret),
+                "askgate printed the secret {shown}; its stdout:\n{stdout}"
+            );
+        }
     }
 
     /// Sends `SIGTERM` and waits up to `within` for askgate to exit.
     pub(crate) async fn terminate(&mut self, within: Duration) -> ExitStatus {
         let mut process = self.process.take().expect("askgate is running");
         let pid = process.child.id().to_string();
+        let status = Self::signal_until_exit(&mut process, &pid, within).await;
+        self.assert_no_secret_in(&mut process);
+        status
+    }
+
+    async fn signal_until_exit(process: &mut Process, pid: &str, within: Duration) -> ExitStatus {
         let sent = Command::new("kill")
-            .args(["-TERM", &pid])
+            .args(["-TERM", pid])
             .status()
             .expect("kill(1) runs");
         assert!(sent.success(), "kill -TERM {pid} failed: {sent}");
@@ -288,6 +417,21 @@ impl Server {
     /// What askgate has written to stderr (its log).
     pub(crate) fn stderr(&mut self) -> String {
         self.process.as_mut().map(Process::stderr).unwrap_or_default()
+    }
+
+    /// What askgate has written to stdout (what it announces at start).
+    pub(crate) fn stdout(&mut self) -> String {
+        self.process.as_mut().map(Process::stdout).unwrap_or_default()
+    }
+
+    /// Sends `signal` (`"HUP"`) to the running askgate.
+    pub(crate) fn signal(&self, signal: &str) {
+        let pid = self.pid().to_string();
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), &pid])
+            .status()
+            .expect("kill(1) runs");
+        assert!(sent.success(), "kill -{signal} {pid} failed: {sent}");
     }
 
     /// `http://127.0.0.1:PORT`.
@@ -669,6 +813,7 @@ impl Server {
             data_dir,
             server,
             more,
+            Some("info,sqlx=warn"),
         )
     }
 }

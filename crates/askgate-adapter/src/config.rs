@@ -231,6 +231,61 @@ impl<'e> ConfigCheck<'e> {
         Some(Secret::new(value))
     }
 
+    /// The values of a secret that may have several while it is rotated:
+    /// `one_key` (`token = "…"`) or `many_key` (`tokens = ["${NEW}", "${OLD}"]`,
+    /// the first the one askgate hands out), each with its key for problems
+    /// (`agents.ci.tokens[1]`). Both set, or an empty list, is a problem; none
+    /// set is an empty list.
+    pub fn one_or_many<'v>(
+        &mut self,
+        (one_key, one): (&str, Option<&'v str>),
+        (many_key, many): (&str, Option<&'v [String]>),
+    ) -> Vec<(String, &'v str)> {
+        match (one, many) {
+            (Some(_), Some(_)) => {
+                self.problem(
+                    many_key,
+                    format!("{one_key} and {many_key} are both set."),
+                    format!("keep one: {many_key} = [\"${{NEW}}\", \"${{OLD}}\"] accepts both while you rotate."),
+                );
+                Vec::new()
+            }
+            (Some(value), None) => vec![(one_key.to_owned(), value)],
+            (None, Some([])) => {
+                self.problem(
+                    many_key,
+                    "the list is empty.",
+                    format!("list at least one, or remove {many_key}."),
+                );
+                Vec::new()
+            }
+            (None, Some(values)) => values
+                .iter()
+                .enumerate()
+                .map(|(index, value)| (format!("{many_key}[{index}]"), value.as_str()))
+                .collect(),
+            (None, None) => Vec::new(),
+        }
+    }
+
+    /// Secrets that askgate checks itself ([`ConfigCheck::secret`]), one or
+    /// several ([`ConfigCheck::one_or_many`]); the same value listed twice
+    /// is a problem (named by its keys, never by its value).
+    pub fn secrets(&mut self, one: (&str, Option<&str>), many: (&str, Option<&[String]>)) -> Vec<Secret> {
+        let mut found: Vec<(String, Secret)> = Vec::new();
+        for (key, value) in self.one_or_many(one, many) {
+            let Some(secret) = self.secret(&key, Some(value)) else {
+                continue;
+            };
+            if let Some((first, _)) = found.iter().find(|(_, seen)| seen.expose() == secret.expose()) {
+                self.problem(&key, format!("the same secret as {first}."), "list each secret once.");
+                continue;
+            }
+            found.push((key, secret));
+        }
+        found.into_iter().map(|(_, secret)| secret).collect()
+    }
+
     /// A secret the platform issued (a bot token): read from its reference,
     /// and required. `what` names it for the problem ("a Telegram channel
     /// needs its bot token."), `fix` says where to get it.

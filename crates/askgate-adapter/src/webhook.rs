@@ -43,18 +43,19 @@ pub trait Verifier: Send + Sync + 'static {
 
 /// A shared secret the platform sends in a header on every request
 /// (Telegram's `X-Telegram-Bot-Api-Secret-Token`), compared in constant time.
+/// Several secrets while one is rotated: any of them is accepted.
 #[derive(Clone)]
 pub struct SecretHeader {
     header: HeaderName,
-    secret: Arc<str>,
+    secrets: Arc<[Box<str>]>,
 }
 
 impl SecretHeader {
-    /// Requests must carry `secret` in `header`.
-    pub fn new(header: HeaderName, secret: &str) -> Self {
+    /// Requests must carry one of `secrets` in `header`.
+    pub fn new(header: HeaderName, secrets: &[&str]) -> Self {
         Self {
             header,
-            secret: Arc::from(secret),
+            secrets: secrets.iter().map(|secret| Box::from(*secret)).collect(),
         }
     }
 }
@@ -74,7 +75,11 @@ impl Verifier for SecretHeader {
             .get(&self.header)
             .map(axum::http::HeaderValue::as_bytes)
             .unwrap_or_default();
-        if constant_time_eq::constant_time_eq(presented, self.secret.as_bytes()) {
+        // Every secret is compared, so that timing tells nothing of which matched.
+        let matched = self.secrets.iter().fold(false, |matched, secret| {
+            constant_time_eq::constant_time_eq(presented, secret.as_bytes()) | matched
+        });
+        if matched {
             Ok(())
         } else {
             Err(Unverified("the secret header is missing or wrong"))
@@ -159,7 +164,7 @@ mod tests {
 
     #[tokio::test]
     async fn only_requests_with_the_secret_reach_the_handler() {
-        let verifier = SecretHeader::new(HeaderName::from_static("x-secret"), "s3cret-value");
+        let verifier = SecretHeader::new(HeaderName::from_static("x-secret"), &["s3cret-value"]);
         assert!(!format!("{verifier:?}").contains("s3cret"));
         let router = route("test", "/hook", verifier, |_, body: Bytes| async move {
             assert_eq!(&body[..], b"{}");
@@ -168,6 +173,28 @@ mod tests {
         assert_eq!(status(&router, Some("s3cret-value")).await, StatusCode::ACCEPTED);
         assert_eq!(status(&router, Some("s3cret-valuE")).await, StatusCode::UNAUTHORIZED);
         assert_eq!(status(&router, None).await, StatusCode::UNAUTHORIZED);
+    }
+
+    /// While a secret is rotated both the new and the old one are accepted,
+    /// and nothing else.
+    #[tokio::test]
+    async fn any_listed_secret_is_accepted_while_one_is_rotated() {
+        let verifier = SecretHeader::new(HeaderName::from_static("x-secret"), &["new-secret", "old-secret"]);
+        let debug = format!("{verifier:?}");
+        assert!(
+            !debug.contains("new-secret") && !debug.contains("old-secret"),
+            "{debug}"
+        );
+        let router = route("test", "/hook", verifier, |_, _| async move {
+            StatusCode::ACCEPTED.into_response()
+        });
+        assert_eq!(status(&router, Some("new-secret")).await, StatusCode::ACCEPTED);
+        assert_eq!(status(&router, Some("old-secret")).await, StatusCode::ACCEPTED);
+        assert_eq!(
+            status(&router, Some("new-secretold-secret")).await,
+            StatusCode::UNAUTHORIZED
+        );
+        assert_eq!(status(&router, Some("")).await, StatusCode::UNAUTHORIZED);
     }
 
     /// A body that never arrives: a client that declared one and sends nothing.
@@ -187,7 +214,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_headers_are_checked_before_a_byte_of_the_body_is_read() {
-        let verifier = SecretHeader::new(HeaderName::from_static("x-secret"), "s3cret-value");
+        let verifier = SecretHeader::new(HeaderName::from_static("x-secret"), &["s3cret-value"]);
         let router = route("test", "/hook", verifier, |_, _| async move {
             panic!("a request whose body never came never reaches the handler")
         });
@@ -215,7 +242,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_oversized_body_is_refused_before_anything_else() {
-        let verifier = SecretHeader::new(HeaderName::from_static("x-secret"), "s3cret-value");
+        let verifier = SecretHeader::new(HeaderName::from_static("x-secret"), &["s3cret-value"]);
         let router = route("test", "/hook", verifier, |_, _| async move {
             panic!("an oversized body never reaches the handler")
         });

@@ -89,8 +89,9 @@ impl FromRequestParts<AppState> for Agent {
             .and_then(bearer)
             .ok_or_else(ApiError::unauthorized)?;
         // Every token is compared, in constant time, so that timing tells nothing.
+        let credentials = state.credentials();
         let mut found = None;
-        for agent in &state.0.agents {
+        for agent in &credentials.agents {
             if constant_time_eq::constant_time_eq(agent.token.as_bytes(), presented.as_bytes()) {
                 found = Some(agent);
             }

@@ -103,8 +103,9 @@ pub struct AppState(pub(crate) Arc<Shared>);
 pub(crate) struct Shared {
     pub(crate) engine: Engine,
     pub(crate) metrics: Arc<Metrics>,
-    pub(crate) agents: Vec<AgentToken>,
-    pub(crate) web_keys: Vec<web::WebKey>,
+    /// The agent tokens and page keys: replaced whole when the admin
+    /// rotates one ([`AppState::set_credentials`]).
+    credentials: std::sync::RwLock<Arc<Credentials>>,
     pub(crate) max_body_bytes: usize,
     pub(crate) ask_keepalive: Duration,
     pub(crate) ask_retry_grace: Duration,
@@ -114,7 +115,36 @@ pub(crate) struct Shared {
     pub(crate) stopping: tokio::sync::watch::Receiver<bool>,
 }
 
+/// What authenticates a request: the agent tokens and the page keys.
+#[derive(Debug)]
+pub(crate) struct Credentials {
+    pub(crate) agents: Vec<AgentToken>,
+    pub(crate) web_keys: Vec<web::WebKey>,
+}
+
 impl AppState {
+    /// The agent tokens and page keys in force now.
+    pub(crate) fn credentials(&self) -> Arc<Credentials> {
+        Arc::clone(
+            &self
+                .0
+                .credentials
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// Replaces the agent tokens and page keys (a rotation, on `SIGHUP`):
+    /// requests from now on are checked against these; what was asked,
+    /// and every agent waiting for an answer, is untouched.
+    pub fn set_credentials(&self, agents: Vec<AgentToken>, web_keys: Vec<WebKey>) {
+        *self
+            .0
+            .credentials
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(Credentials { agents, web_keys });
+    }
+
     /// The state for an engine (whose observer should be `metrics`).
     /// `stopping` turns true when the server shuts down: long waits then
     /// return at once, so that shutdown is not held up by them.
@@ -127,8 +157,10 @@ impl AppState {
         Self(Arc::new(Shared {
             engine,
             metrics,
-            agents: settings.agents,
-            web_keys: settings.web_keys,
+            credentials: std::sync::RwLock::new(Arc::new(Credentials {
+                agents: settings.agents,
+                web_keys: settings.web_keys,
+            })),
             max_body_bytes: settings.max_body_bytes,
             ask_keepalive: settings.ask_keepalive,
             ask_retry_grace: settings.ask_retry_grace,

@@ -67,7 +67,7 @@ async fn start(limits: ConnectionLimits) -> Running {
     };
     let (state, stop) = state_in(dir.path(), vec![web_recipient("me", "Me")], settings).await;
     let answered = |_: HeaderMap, _: axum::body::Bytes| async { "taken".into_response() };
-    let secret = SecretHeader::new(HeaderName::from_static("x-hook-secret"), HOOK_SECRET);
+    let secret = SecretHeader::new(HeaderName::from_static("x-hook-secret"), &[HOOK_SECRET]);
     let extra = Router::new()
         .merge(webhook::route("test", "/hook/secret", secret, answered))
         .merge(webhook::route("test", "/hook/signed", Signed, answered))

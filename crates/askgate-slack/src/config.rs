@@ -21,6 +21,7 @@ struct ChannelKeys {
     mode: Option<String>,
     app_token: Option<String>,
     signing_secret: Option<String>,
+    signing_secrets: Option<Vec<String>>,
     api_url: Option<String>,
 }
 
@@ -60,7 +61,7 @@ impl SlackSettings {
             bot_token: Secret::new(bot_token.to_owned()),
             api_url: api_url.to_owned(),
             mode: Mode::Http {
-                signing_secret: Secret::new(signing_secret.to_owned()),
+                signing_secrets: vec![Secret::new(signing_secret.to_owned())],
             },
         }
     }
@@ -127,13 +128,22 @@ impl AdapterKind for Slack {
         let mode = match mode {
             Some("http") => {
                 check.requires_public_url(&key("mode"), server, "Slack", "socket");
-                let secret = check.platform_secret(
-                    &key("signing_secret"),
-                    keys.signing_secret.as_deref(),
-                    "HTTP mode needs the app's signing secret to check that requests come from Slack.",
-                    "add signing_secret = \"${SLACK_SIGNING_SECRET}\" and export the Signing Secret (Basic Information → App Credentials).",
+                let what = "HTTP mode needs the app's signing secret to check that requests come from Slack.";
+                let fix = "add signing_secret = \"${SLACK_SIGNING_SECRET}\" and export the Signing Secret (Basic Information → App Credentials).";
+                let listed = check.one_or_many(
+                    (&key("signing_secret"), keys.signing_secret.as_deref()),
+                    (&key("signing_secrets"), keys.signing_secrets.as_deref()),
                 );
-                secret.map(|signing_secret| Mode::Http { signing_secret })
+                if listed.is_empty() && keys.signing_secrets.is_none() {
+                    check.problem(&key("signing_secret"), what, fix);
+                }
+                let secrets: Vec<Secret> = listed
+                    .into_iter()
+                    .filter_map(|(key, value)| check.platform_secret(&key, Some(value), what, fix))
+                    .collect();
+                (!secrets.is_empty()).then_some(Mode::Http {
+                    signing_secrets: secrets,
+                })
             }
             Some(_) => {
                 let app_token = check.platform_secret(

@@ -35,15 +35,20 @@ use crate::react::{take, take_interaction};
 /// How long a signature counts as seen: Slack refuses timestamps older.
 const REPLAY_WINDOW: Duration = Duration::from_secs(300);
 
-/// Slack's v0 request signature.
-pub struct Signature(SlackEventSignatureVerifier);
+/// Slack's v0 request signature, by any of the app's signing secrets
+/// (several while one is rotated: the new one and the one Slack may still
+/// sign with).
+pub struct Signature(Vec<SlackEventSignatureVerifier>);
 
 impl Signature {
-    /// A verifier for the app's signing secret.
-    pub fn new(signing_secret: &str) -> Self {
-        Self(SlackEventSignatureVerifier::new(&SlackSigningSecret(
-            signing_secret.to_owned(),
-        )))
+    /// A verifier for the app's signing secrets.
+    pub fn new(signing_secrets: &[&str]) -> Self {
+        Self(
+            signing_secrets
+                .iter()
+                .map(|secret| SlackEventSignatureVerifier::new(&SlackSigningSecret((*secret).to_owned())))
+                .collect(),
+        )
     }
 }
 
@@ -86,9 +91,17 @@ impl Verifier for Signature {
             return Err(Unverified("the signature headers are missing"));
         };
         let body = std::str::from_utf8(body).map_err(|_| Unverified("the body is not UTF-8"))?;
-        self.0
-            .verify(signature, body, timestamp)
-            .map_err(|_| Unverified("the signature does not match, or its timestamp is not within 5 minutes"))
+        // Every secret is tried, so that timing tells nothing of which matched.
+        let matched = self.0.iter().fold(false, |matched, secret| {
+            secret.verify(signature, body, timestamp).is_ok() | matched
+        });
+        if matched {
+            Ok(())
+        } else {
+            Err(Unverified(
+                "the signature does not match, or its timestamp is not within 5 minutes",
+            ))
+        }
     }
 }
 
@@ -119,7 +132,7 @@ impl Seen {
 }
 
 /// The events and interactivity routes under `base` (e.g. `/slack/work`).
-pub fn router(base: &str, driver: Driver<SlackChannel>, signing_secret: &str) -> Router {
+pub fn router(base: &str, driver: Driver<SlackChannel>, signing_secrets: &[&str]) -> Router {
     let name = askgate_core::Channel::name(driver.inbound().as_ref()).to_owned();
     let seen = Seen::default();
     let events = {
@@ -127,7 +140,7 @@ pub fn router(base: &str, driver: Driver<SlackChannel>, signing_secret: &str) ->
         route(
             &name.clone(),
             &format!("{base}/events"),
-            Signature::new(signing_secret),
+            Signature::new(signing_secrets),
             move |headers, body| {
                 let (driver, name, seen) = (driver.clone(), name.clone(), seen.clone());
                 async move { event(&driver, &name, &seen, &headers, &body).await }
@@ -137,7 +150,7 @@ pub fn router(base: &str, driver: Driver<SlackChannel>, signing_secret: &str) ->
     let interactions = route(
         &name.clone(),
         &format!("{base}/interactivity"),
-        Signature::new(signing_secret),
+        Signature::new(signing_secrets),
         move |headers, body| {
             let (driver, name, seen) = (driver.clone(), name.clone(), seen.clone());
             async move { interaction(driver, &name, &seen, &headers, &body).await }
@@ -237,7 +250,7 @@ mod tests {
     /// What the headers alone prove wrong is refused before the body is read.
     #[test]
     fn missing_malformed_or_stale_signature_headers_are_refused_from_the_headers() {
-        let verifier = Signature::new("signing-secret");
+        let verifier = Signature::new(&["signing-secret"]);
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |since| since.as_secs());
@@ -254,5 +267,25 @@ mod tests {
         assert!(!check(Some(&good), Some("hello".into())));
         assert!(!check(Some(&good), Some((now - 3600).to_string())));
         assert!(!check(Some(&good), Some((now + 3600).to_string())));
+    }
+
+    /// While a signing secret is rotated, a request signed by any of the
+    /// listed secrets is accepted, and one signed by another is not.
+    #[test]
+    fn a_request_signed_by_any_listed_secret_is_accepted() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs());
+        let body = br#"{"type":"event_callback"}"#;
+        let signed_by = |secret: &str| {
+            let signature = askgate_testkit::slack::sign(secret, now, body);
+            headers(Some(&signature), Some(now.to_string()))
+        };
+        let rotating = Signature::new(&["new-signing-secret", "old-signing-secret"]);
+        assert!(rotating.verify(&signed_by("new-signing-secret"), body).is_ok());
+        assert!(rotating.verify(&signed_by("old-signing-secret"), body).is_ok());
+        assert!(rotating.verify(&signed_by("another-secret"), body).is_err());
+        let rotated = Signature::new(&["new-signing-secret"]);
+        assert!(rotated.verify(&signed_by("old-signing-secret"), body).is_err());
     }
 }

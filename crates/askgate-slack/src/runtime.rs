@@ -25,8 +25,9 @@ pub enum Mode {
     },
     /// Slack POSTs events and interactions to askgate's server.
     Http {
-        /// The app's signing secret.
-        signing_secret: Secret,
+        /// The app's signing secrets: requests signed by any of them are
+        /// accepted (several while the secret is rotated).
+        signing_secrets: Vec<Secret>,
     },
 }
 
@@ -110,11 +111,12 @@ impl ChannelRuntime for SlackRuntime {
     }
 
     fn routes(&self, sink: Arc<dyn InboundSink>) -> Option<Router> {
-        let Mode::Http { signing_secret } = &self.mode else {
+        let Mode::Http { signing_secrets } = &self.mode else {
             return None;
         };
         let driver = Driver::new(self.channel.clone(), sink);
-        Some(http::router(&self.path(), driver, signing_secret.expose()))
+        let secrets: Vec<&str> = signing_secrets.iter().map(Secret::expose).collect();
+        Some(http::router(&self.path(), driver, &secrets))
     }
 
     async fn run(self: Arc<Self>, sink: Arc<dyn InboundSink>, shutdown: Shutdown) {

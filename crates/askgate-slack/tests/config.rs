@@ -190,3 +190,31 @@ async fn slack_out_of_reach_is_described_by_its_cause() {
     assert!(detail.to_lowercase().contains("connection refused"), "{detail}");
     assert!(!detail.contains("Some(") && !detail.contains("hyper"), "{detail}");
 }
+
+/// While the signing secret is rotated, several are listed (each checked
+/// with its key); both spellings at once, or an empty list, is a problem.
+#[test]
+fn several_signing_secrets_may_be_listed_while_one_is_rotated() {
+    let url = ServerContext::new(Some("https://askgate.example.com"));
+    let mut check = ConfigCheck::new(&env);
+    let listed =
+        table("bot_token = \"${BOT}\"\nmode = \"http\"\nsigning_secrets = [\"${SIGNING}\", \"older-signing-value\"]");
+    assert!(Slack.channel(&mut check, "ok", listed, url).is_some());
+    assert!(check.problems().is_empty(), "{:?}", check.problems());
+    let both = table(
+        "bot_token = \"${BOT}\"\nmode = \"http\"\nsigning_secret = \"${SIGNING}\"\nsigning_secrets = [\"${SIGNING}\"]",
+    );
+    assert!(Slack.channel(&mut check, "both", both, url).is_none());
+    let empty = table("bot_token = \"${BOT}\"\nmode = \"http\"\nsigning_secrets = []");
+    assert!(Slack.channel(&mut check, "empty", empty, url).is_none());
+    let unset = table("bot_token = \"${BOT}\"\nmode = \"http\"\nsigning_secrets = [\"${SIGNING}\", \"${NOPE}\"]");
+    assert!(Slack.channel(&mut check, "unset", unset, url).is_none());
+    assert_eq!(
+        keys(&check),
+        [
+            "channels.both.signing_secrets",
+            "channels.empty.signing_secrets",
+            "channels.unset.signing_secrets[1]"
+        ]
+    );
+}

@@ -51,7 +51,7 @@ fn router() -> axum::Router {
     // The Web API is never called here.
     let channel = SlackChannel::new("work", Api::new("xoxb-unused", "http://127.0.0.1:9"));
     let driver = Driver::new(Arc::new(channel), Arc::new(Untouched));
-    askgate_slack::http::router("/slack/work", driver, SECRET)
+    askgate_slack::http::router("/slack/work", driver, &[SECRET])
 }
 
 fn now() -> u64 {

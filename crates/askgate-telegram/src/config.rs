@@ -22,6 +22,7 @@ struct ChannelKeys {
     mode: Option<String>,
     api_url: Option<String>,
     secret_token: Option<String>,
+    secret_tokens: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -54,8 +55,9 @@ pub struct TelegramSettings {
     name: String,
     token: Secret,
     api_url: Option<reqwest::Url>,
-    /// Webhook mode's secret; `None` in polling mode.
-    webhook_secret: Option<Secret>,
+    /// Webhook mode's secrets (the first registered, any accepted); empty
+    /// in polling mode.
+    webhook_secrets: Vec<Secret>,
 }
 
 impl TelegramSettings {
@@ -66,7 +68,7 @@ impl TelegramSettings {
             name: name.to_owned(),
             token: Secret::new(token.to_owned()),
             api_url,
-            webhook_secret: None,
+            webhook_secrets: Vec::new(),
         }
     }
 }
@@ -82,7 +84,7 @@ impl ChannelSettings for TelegramSettings {
 
     fn start(&self) -> Arc<dyn ChannelRuntime> {
         let channel = TelegramChannel::new(&self.name, self.token.expose(), self.api_url.clone());
-        Arc::new(TelegramRuntime::new(Arc::new(channel), self.webhook_secret.clone()))
+        Arc::new(TelegramRuntime::new(Arc::new(channel), self.webhook_secrets.clone()))
     }
 }
 
@@ -100,19 +102,22 @@ impl AdapterKind for Telegram {
     ) -> Option<Box<dyn ChannelSettings>> {
         let key = |field: &str| format!("channels.{name}.{field}");
         let keys: ChannelKeys = check.table(&format!("channels.{name}"), table)?;
-        let webhook_secret = match check.choice(&key("mode"), keys.mode.as_deref(), &["polling", "webhook"]) {
+        let webhook_secrets = match check.choice(&key("mode"), keys.mode.as_deref(), &["polling", "webhook"]) {
             Some("webhook") => {
                 check.requires_public_url(&key("mode"), server, "Telegram", "polling");
-                if keys.secret_token.is_none() {
+                if keys.secret_token.is_none() && keys.secret_tokens.is_none() {
                     check.problem(
                         &key("secret_token"),
                         "webhook mode needs a secret that Telegram sends with every update.",
                         "add secret_token = \"${TELEGRAM_WEBHOOK_SECRET}\" (32 or more letters, digits, '-' or '_').",
                     );
                 }
-                check.secret(&key("secret_token"), keys.secret_token.as_deref())
+                check.secrets(
+                    (&key("secret_token"), keys.secret_token.as_deref()),
+                    (&key("secret_tokens"), keys.secret_tokens.as_deref()),
+                )
             }
-            _ => None,
+            _ => Vec::new(),
         };
         let token = check.platform_secret(
             &key("token"),
@@ -150,7 +155,7 @@ impl AdapterKind for Telegram {
             name: name.to_owned(),
             token: token?,
             api_url,
-            webhook_secret,
+            webhook_secrets,
         }))
     }
 

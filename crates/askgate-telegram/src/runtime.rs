@@ -16,17 +16,19 @@ use crate::{TelegramChannel, polling, webhook};
 #[derive(Debug)]
 pub struct TelegramRuntime {
     channel: Arc<TelegramChannel>,
-    /// Webhook mode's secret; `None` in polling mode.
-    webhook_secret: Option<Secret>,
+    /// Webhook mode's secrets, the first the one Telegram is told to send
+    /// (any is accepted: the others are older ones, while the secret is
+    /// rotated); empty in polling mode.
+    webhook_secrets: Vec<Secret>,
 }
 
 impl TelegramRuntime {
-    /// The runtime of `channel`, taking updates by webhook when a secret is
+    /// The runtime of `channel`, taking updates by webhook when secrets are
     /// given and by long polling otherwise.
-    pub fn new(channel: Arc<TelegramChannel>, webhook_secret: Option<Secret>) -> Self {
+    pub fn new(channel: Arc<TelegramChannel>, webhook_secrets: Vec<Secret>) -> Self {
         Self {
             channel,
-            webhook_secret,
+            webhook_secrets,
         }
     }
 
@@ -56,26 +58,25 @@ impl ChannelRuntime for TelegramRuntime {
                 "check the token with BotFather (/token).",
             )
         })?;
-        let mode = if self.webhook_secret.is_some() {
-            "webhook"
-        } else {
+        let mode = if self.webhook_secrets.is_empty() {
             "polling"
+        } else {
+            "webhook"
         };
         Ok(format!("bot @{username}, {mode}"))
     }
 
     fn routes(&self, sink: Arc<dyn InboundSink>) -> Option<Router> {
-        let secret = self.webhook_secret.as_ref()?;
-        Some(webhook::router(
-            &self.path(),
-            self.channel.clone(),
-            sink,
-            secret.expose(),
-        ))
+        if self.webhook_secrets.is_empty() {
+            return None;
+        }
+        let secrets: Vec<&str> = self.webhook_secrets.iter().map(Secret::expose).collect();
+        Some(webhook::router(&self.path(), self.channel.clone(), sink, &secrets))
     }
 
     async fn register(&self, base: &str) -> Result<(), ChannelError> {
-        let Some(secret) = &self.webhook_secret else {
+        // Telegram sends one secret: the first, the newest.
+        let Some(secret) = self.webhook_secrets.first() else {
             return Ok(());
         };
         let url = reqwest::Url::parse(&format!("{base}{}", self.path())).map_err(|_| ChannelError::Rejected {
@@ -85,7 +86,7 @@ impl ChannelRuntime for TelegramRuntime {
     }
 
     async fn run(self: Arc<Self>, sink: Arc<dyn InboundSink>, shutdown: Shutdown) {
-        if self.webhook_secret.is_none() {
+        if self.webhook_secrets.is_empty() {
             polling::run(self.channel.clone(), sink, shutdown.wait()).await;
         }
     }

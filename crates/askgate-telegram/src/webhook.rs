@@ -27,30 +27,35 @@ use crate::error::channel_error;
 const SECRET_HEADER: HeaderName = HeaderName::from_static("x-telegram-bot-api-secret-token");
 
 /// The route `path` (e.g. `/telegram/tg`) that takes this channel's updates.
-pub fn router(path: &str, channel: Arc<TelegramChannel>, sink: Arc<dyn InboundSink>, secret: &str) -> Router {
+pub fn router(path: &str, channel: Arc<TelegramChannel>, sink: Arc<dyn InboundSink>, secrets: &[&str]) -> Router {
     let name = askgate_core::Channel::name(channel.as_ref()).to_owned();
     let driver = Driver::new(channel, sink);
-    route(&name, path, SecretHeader::new(SECRET_HEADER, secret), move |_, body| {
-        let driver = driver.clone();
-        async move {
-            let update: Update = match serde_json::from_slice(&body) {
-                Ok(update) => update,
-                Err(error) => {
-                    // Not an update at all: answering 200 stops Telegram from resending it forever.
-                    warn!(channel = askgate_core::Channel::name(driver.inbound().as_ref()), %error, "a webhook request was not a Telegram update");
-                    return StatusCode::OK.into_response();
-                }
-            };
-            match driver.take(&update).await {
-                Ok(_) => StatusCode::OK.into_response(),
-                // Not stored: an error status makes Telegram deliver the update again.
-                Err(error) => {
-                    warn!(channel = askgate_core::Channel::name(driver.inbound().as_ref()), %error, "an update could not be stored; Telegram will resend it");
-                    StatusCode::SERVICE_UNAVAILABLE.into_response()
+    route(
+        &name,
+        path,
+        SecretHeader::new(SECRET_HEADER, secrets),
+        move |_, body| {
+            let driver = driver.clone();
+            async move {
+                let update: Update = match serde_json::from_slice(&body) {
+                    Ok(update) => update,
+                    Err(error) => {
+                        // Not an update at all: answering 200 stops Telegram from resending it forever.
+                        warn!(channel = askgate_core::Channel::name(driver.inbound().as_ref()), %error, "a webhook request was not a Telegram update");
+                        return StatusCode::OK.into_response();
+                    }
+                };
+                match driver.take(&update).await {
+                    Ok(_) => StatusCode::OK.into_response(),
+                    // Not stored: an error status makes Telegram deliver the update again.
+                    Err(error) => {
+                        warn!(channel = askgate_core::Channel::name(driver.inbound().as_ref()), %error, "an update could not be stored; Telegram will resend it");
+                        StatusCode::SERVICE_UNAVAILABLE.into_response()
+                    }
                 }
             }
-        }
-    })
+        },
+    )
 }
 
 /// Tells Telegram to deliver this bot's updates to `url`, with `secret` in

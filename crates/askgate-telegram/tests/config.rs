@@ -127,3 +127,28 @@ async fn telegram_out_of_reach_is_described_by_its_cause_without_the_token() {
     assert!(said.contains("error sending request: Connection refused"), "{said}");
     assert!(!said.contains("SecretNeverShown"), "{said}");
 }
+
+/// While the webhook secret is rotated, several are listed: each is
+/// checked with its key, and the same one twice is a problem.
+#[test]
+fn several_webhook_secrets_may_be_listed_while_one_is_rotated() {
+    let env = |name: &str| (name == "TG").then(|| "123456:AAbb-cc_DD".to_owned());
+    let url = ServerContext::new(Some("https://askgate.example.com"));
+    let new = "n".repeat(32);
+    let old = "o".repeat(32);
+    let mut check = ConfigCheck::new(&env);
+    let listed = table(&format!(
+        "token = \"${{TG}}\"\nmode = \"webhook\"\nsecret_tokens = [\"{new}\", \"{old}\"]"
+    ));
+    assert!(Telegram.channel(&mut check, "tg", listed, url).is_some());
+    assert!(check.problems().is_empty(), "{:?}", check.problems());
+    let repeated = table(&format!(
+        "token = \"${{TG}}\"\nmode = \"webhook\"\nsecret_tokens = [\"{new}\", \"short\", \"{new}\"]"
+    ));
+    Telegram.channel(&mut check, "tg2", repeated, url);
+    assert_eq!(
+        keys(&check),
+        ["channels.tg2.secret_tokens[1]", "channels.tg2.secret_tokens[2]"]
+    );
+    assert!(!format!("{:?}", check.problems()).contains(&new));
+}

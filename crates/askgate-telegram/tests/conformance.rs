@@ -344,7 +344,7 @@ mod inbound {
                 }
                 Mode::Webhook => {
                     let router =
-                        askgate_telegram::webhook::router(WEBHOOK_PATH, self.channel.clone(), sink, WEBHOOK_SECRET);
+                        askgate_telegram::webhook::router(WEBHOOK_PATH, self.channel.clone(), sink, &[WEBHOOK_SECRET]);
                     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                     let base = format!("http://{}", listener.local_addr().unwrap());
                     tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });

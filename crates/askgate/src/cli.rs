@@ -22,6 +22,8 @@ pub(crate) enum Command {
     CheckConfig(CheckConfigArgs),
     /// Ask a question through a running server and print the tool result.
     Ask(AskArgs),
+    /// Exit 0 when a running askgate is ready (its /readyz answers 200), 1 otherwise: a container's health check.
+    Health(HealthArgs),
     /// Serve MCP over stdio for an MCP client to launch, bridged to a running askgate (token: ASKGATE_TOKEN or --token-file).
     #[allow(clippy::doc_markdown)]
     Mcp(McpArgs),
@@ -35,6 +37,13 @@ pub(crate) struct ServeArgs {
     /// The configuration file; without it, the embedded default (config/askgate.toml).
     #[arg(long, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HealthArgs {
+    /// The server's base URL.
+    #[arg(long, env = "ASKGATE_URL", default_value = "http://127.0.0.1:8080")]
+    pub(crate) url: String,
 }
 
 #[derive(Debug, Args)]

@@ -8,6 +8,8 @@
 //! | [`config`] | the TOML configuration: parsing, `${ENV}` secrets, every problem with its key |
 //! | [`serve`] | `askgate serve`: wiring, generated secrets, graceful shutdown |
 //! | [`ask`] | `askgate ask`: one question through a running server |
+//! | [`health`] | `askgate health`: whether a running askgate is ready (a container's health check) |
+//! | [`log`] | logging: text or JSON, one event per line |
 //! | [`mcp`] | `askgate mcp`: the MCP tools over stdio, bridged to a running askgate's `/v1` |
 //! | [`prompt`] | `askgate prompt validate | render | parse`, the admin's prompt debugger |
 //!
@@ -17,7 +19,9 @@ mod ask;
 mod channels;
 mod cli;
 mod config;
+mod health;
 mod lease;
+mod log;
 mod mcp;
 mod prompt;
 mod serve;
@@ -37,18 +41,26 @@ fn main() -> ExitCode {
     match cli.command {
         cli::Command::Prompt(command) => prompt::run(command),
         cli::Command::CheckConfig(args) => check_config(args.file.as_deref()),
-        cli::Command::Serve(args) => run_async(async move {
-            let config = load_config(args.config.as_deref())?;
-            serve::serve(config).await
-        }),
+        cli::Command::Serve(args) => {
+            // Its logs as its configuration says: read it first.
+            let config = match load_config(args.config.as_deref()) {
+                Ok(config) => config,
+                Err(error) => return fail(&error),
+            };
+            log::init(&config.log);
+            run_async(serve::serve(config, args.config))
+        }
         cli::Command::Ask(args) => run_async(ask::ask(args)),
-        // stdout carries MCP frames only: logs go to stderr (init_logging).
+        cli::Command::Health(args) => health::check(&args),
+        // stdout carries MCP frames only: logs go to stderr (log::init).
         cli::Command::Mcp(args) => run_async(mcp::run(args)),
     }
 }
 
+/// Runs `task` on a runtime; logs go to stderr (the default filter unless
+/// `serve` installed its configured one first).
 fn run_async(task: impl std::future::Future<Output = anyhow::Result<()>>) -> ExitCode {
-    init_logging();
+    log::init(&config::LogConfig::default());
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => return fail(&anyhow::Error::from(error)),
@@ -62,18 +74,6 @@ fn run_async(task: impl std::future::Future<Output = anyhow::Result<()>>) -> Exi
 fn fail(error: &anyhow::Error) -> ExitCode {
     let _ = writeln!(std::io::stderr(), "askgate: {error:#}");
     ExitCode::from(2)
-}
-
-/// Logs go to stderr, filtered by `RUST_LOG` (default `info`).
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn,rmcp=warn"));
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(ansi)
-        .with_writer(std::io::stderr)
-        .try_init();
 }
 
 fn read_config(path: Option<&std::path::Path>) -> anyhow::Result<String> {

@@ -1,7 +1,7 @@
 //! `askgate serve`: wires store, engine, channels and HTTP server together.
 
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use std::time::Duration;
@@ -38,12 +38,13 @@ struct Generated {
 /// keys): beside a SQLite store, files in `data_dir` (the one process reads
 /// them); beside PostgreSQL, the database's settings, so that every replica
 /// accepts the same ones.
-enum Keeper<'a> {
-    Files(&'a Path),
-    Settings(&'a dyn Store),
+#[derive(Clone)]
+enum Keeper {
+    Files(PathBuf),
+    Settings(Arc<dyn Store>),
 }
 
-impl Keeper<'_> {
+impl Keeper {
     /// The secret named `name` (`agent-token-default`), created on first start.
     async fn secret(&self, name: &str, prefix: &str) -> Result<Generated> {
         let fresh = || format!("{prefix}{}", Alphanumeric.sample_string(&mut rand::rng(), 40));
@@ -110,7 +111,7 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
 /// Runs the service until SIGINT or SIGTERM.
 // The wiring, in the order it happens; splitting it would only scatter it.
 #[allow(clippy::too_many_lines)]
-pub(crate) async fn serve(config: Config) -> Result<()> {
+pub(crate) async fn serve(config: Config, file: Option<PathBuf>) -> Result<()> {
     // The port first: a start that cannot listen (the port is taken)
     // creates nothing, not even the data directory.
     // Room for every connection the cap allows, before the first is accepted.
@@ -141,36 +142,9 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
     };
 
     let keeper = match &config.store {
-        StoreConfig::Sqlite { .. } => Keeper::Files(&config.data_dir),
-        StoreConfig::Postgres { .. } => Keeper::Settings(store.as_ref()),
+        StoreConfig::Sqlite { .. } => Keeper::Files(config.data_dir.clone()),
+        StoreConfig::Postgres { .. } => Keeper::Settings(Arc::clone(&store)),
     };
-
-    let mut agents = Vec::new();
-    for agent in &config.agents {
-        let token = match &agent.token {
-            Some(token) => token.clone(),
-            None => {
-                let name = format!("agent-token-{}", agent.name);
-                let kept = keeper.secret(&name, "agt_").await?;
-                let place = keeper.place(&name);
-                announcements.push(if kept.created {
-                    format!(
-                        "agent token for \"{}\" (created, kept in {place}): {}",
-                        agent.name,
-                        kept.secret.expose()
-                    )
-                } else {
-                    format!("agent token for \"{}\": in {place}", agent.name)
-                });
-                kept.secret
-            }
-        };
-        agents.push(AgentToken {
-            name: agent.name.clone(),
-            token: token.expose().to_owned(),
-            allowed: agent.recipients.clone().map_or(Allowed::All, Allowed::Only),
-        });
-    }
 
     let address = listener.local_addr()?;
     let base = config
@@ -254,46 +228,9 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         })
         .collect();
 
-    // Every recipient has a page, whichever surfaces they list: it is how
-    // they answer when a chat app is down.
-    let mut web_keys = Vec::new();
-    for recipient in &config.recipients {
-        let key = match &recipient.web_key {
-            // The link in full, every start: this is the admin's own terminal
-            // (logs, which others may read, go to stderr and never hold it).
-            Some(key) => {
-                announcements.push(format!(
-                    "web page for \"{}\": {base}/web/{}",
-                    recipient.name,
-                    key.expose()
-                ));
-                key.clone()
-            }
-            None => {
-                let name = format!("web-key-{}", recipient.name);
-                let kept = keeper.secret(&name, "").await?;
-                let place = keeper.place(&name);
-                announcements.push(if kept.created {
-                    format!(
-                        "web page for \"{}\" (created, key kept in {place}): {base}/web/{}",
-                        recipient.name,
-                        kept.secret.expose()
-                    )
-                } else {
-                    format!(
-                        "web page for \"{}\" (key kept in {place}): {base}/web/{}",
-                        recipient.name,
-                        kept.secret.expose()
-                    )
-                });
-                kept.secret
-            }
-        };
-        web_keys.push(WebKey {
-            key: key.expose().to_owned(),
-            recipient: recipient.name.clone(),
-        });
-    }
+    let on_terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let (agents, web_keys, said) = credentials(&config, &keeper, &base, on_terminal).await?;
+    announcements.extend(said);
 
     let engine =
         Engine::new(store.clone(), channels, recipients, Clock::system(), metrics.clone()).with_limits(config.limits);
@@ -319,6 +256,17 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         channels: channel_states,
     };
     let state = AppState::new(engine.clone(), metrics, settings, stopping.clone());
+    let reloads = {
+        let reload = Reload {
+            file: file.clone(),
+            keeper: keeper.clone(),
+            base: base.clone(),
+            state: state.clone(),
+            recipients: config.recipients.iter().map(|r| r.name.clone()).collect(),
+        };
+        let stopped = Shutdown::new(stopping.clone());
+        tokio::spawn(async move { reload.on_hangup(stopped).await })
+    };
 
     // These lines are for the person who started askgate (and for tests, which
     // read the first one); logs go to stderr.
@@ -384,6 +332,7 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         .await
         .context("serving HTTP")?;
     let _ = timers.await;
+    let _ = reloads.await;
     if let Some(retention) = retention {
         let _ = retention.await;
     }
@@ -393,6 +342,173 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The agent tokens and page keys of `config` (generated ones created or
+/// read where `keeper` keeps them), and a line for each saying where it is:
+/// never a token; a page's link in full only when `on_terminal`.
+async fn credentials(
+    config: &Config,
+    keeper: &Keeper,
+    base: &str,
+    on_terminal: bool,
+) -> Result<(Vec<AgentToken>, Vec<WebKey>, Vec<String>)> {
+    let mut said = Vec::new();
+    let mut agents = Vec::new();
+    for agent in &config.agents {
+        let tokens = if agent.tokens.is_empty() {
+            let name = format!("agent-token-{}", agent.name);
+            let kept = keeper.secret(&name, "agt_").await?;
+            // Where it is, never the token: stdout goes to journald or
+            // `docker logs` as often as to a terminal.
+            said.push(format!(
+                "agent token for \"{}\"{}: in {}",
+                agent.name,
+                if kept.created { " (created)" } else { "" },
+                keeper.place(&name)
+            ));
+            vec![kept.secret]
+        } else {
+            agent.tokens.clone()
+        };
+        let allowed = agent.recipients.clone().map_or(Allowed::All, Allowed::Only);
+        agents.extend(tokens.iter().map(|token| AgentToken {
+            name: agent.name.clone(),
+            token: token.expose().to_owned(),
+            allowed: allowed.clone(),
+        }));
+    }
+    // Every recipient has a page, whichever surfaces they list: it is how
+    // they answer when a chat app is down.
+    let mut web_keys = Vec::new();
+    for recipient in &config.recipients {
+        let (keys, place) = if recipient.web_keys.is_empty() {
+            let name = format!("web-key-{}", recipient.name);
+            let kept = keeper.secret(&name, "").await?;
+            let place = keeper.place(&name);
+            (
+                vec![kept.secret],
+                if kept.created {
+                    format!("{place}, created")
+                } else {
+                    place
+                },
+            )
+        } else {
+            (recipient.web_keys.clone(), "the configuration".to_owned())
+        };
+        let older = match keys.len() {
+            0 | 1 => String::new(),
+            2 => " (1 older key still opens it)".to_owned(),
+            n => format!(" ({} older keys still open it)", n - 1),
+        };
+        // The link in full only on the admin's own terminal; elsewhere
+        // (journald, `docker logs`, a file) where its key is.
+        said.push(match keys.first() {
+            Some(key) if on_terminal => {
+                format!(
+                    "web page for \"{}\": {base}/web/{}{older}",
+                    recipient.name,
+                    key.expose()
+                )
+            }
+            _ => format!(
+                "web page for \"{}\": {base}/web/<the key in {place}>{older}",
+                recipient.name
+            ),
+        });
+        web_keys.extend(keys.iter().map(|key| WebKey {
+            key: key.expose().to_owned(),
+            recipient: recipient.name.clone(),
+        }));
+    }
+    Ok((agents, web_keys, said))
+}
+
+/// What `SIGHUP` reloads: the agent tokens and page keys, from the file
+/// `serve` was started on. Everything else in the file takes effect at the
+/// next start.
+struct Reload {
+    file: Option<PathBuf>,
+    keeper: Keeper,
+    base: String,
+    state: AppState,
+    /// The recipients the engine knows: a page key for any other waits for
+    /// a restart, with the rest of that recipient.
+    recipients: Vec<String>,
+}
+
+impl Reload {
+    /// Reloads on every `SIGHUP` until shutdown.
+    async fn on_hangup(self, stopped: Shutdown) {
+        #[cfg(unix)]
+        {
+            let Ok(mut hangups) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) else {
+                tracing::warn!("could not listen for SIGHUP: the configuration reloads only on a restart");
+                return;
+            };
+            let stopped = stopped.wait();
+            tokio::pin!(stopped);
+            loop {
+                tokio::select! {
+                    () = &mut stopped => return,
+                    got = hangups.recv() => {
+                        if got.is_none() {
+                            return;
+                        }
+                        self.reload().await;
+                    }
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        stopped.wait().await;
+    }
+
+    /// Reads the file again and puts its tokens and keys in force; a file
+    /// with problems changes nothing (each problem is logged, by key).
+    async fn reload(&self) {
+        let Some(file) = &self.file else {
+            tracing::warn!("askgate runs on its embedded configuration: there is no file to reload");
+            return;
+        };
+        let config = match crate::read_config(Some(file)).and_then(|text| {
+            crate::config::parse(&text, &|name| std::env::var(name).ok())
+                .map_err(|problems| anyhow::anyhow!("{}", problems.to_string().replace('\n', "; ")))
+        }) {
+            Ok(config) => config,
+            Err(error) => {
+                tracing::warn!(file = %file.display(), error = %format!("{error:#}"), "the configuration was not reloaded: the tokens and keys in force stay");
+                return;
+            }
+        };
+        for recipient in config.recipients.iter().filter(|r| !self.recipients.contains(&r.name)) {
+            tracing::warn!(recipient = %recipient.name, "a new recipient takes effect when askgate restarts");
+        }
+        // Lines that hold no secret, whatever the terminal: they go to the log.
+        let (agents, web_keys, said) = match credentials(&config, &self.keeper, &self.base, false).await {
+            Ok(found) => found,
+            Err(error) => {
+                tracing::warn!(error = %format!("{error:#}"), "the configuration was not reloaded: the tokens and keys in force stay");
+                return;
+            }
+        };
+        let web_keys: Vec<WebKey> = web_keys
+            .into_iter()
+            .filter(|key| self.recipients.contains(&key.recipient))
+            .collect();
+        let (tokens, keys) = (agents.len(), web_keys.len());
+        self.state.set_credentials(agents, web_keys);
+        for line in said {
+            tracing::info!(said = %line, "reloaded");
+        }
+        tracing::info!(
+            file = %file.display(),
+            tokens,
+            keys,
+            "reloaded the agent tokens and page keys; other changes take effect when askgate restarts"
+        );
+    }
 }
 
 /// Where a channel stood when `serve` had waited for its first attempt.

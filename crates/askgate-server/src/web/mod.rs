@@ -145,7 +145,7 @@ impl std::fmt::Debug for WebKey {
 fn recipient_for(state: &AppState, key: &str) -> Result<String, ApiError> {
     let mut found = None;
     // Compared in constant time, every key, so that timing tells nothing.
-    for web in &state.0.web_keys {
+    for web in &state.credentials().web_keys {
         if constant_time_eq::constant_time_eq(web.key.as_bytes(), key.as_bytes()) {
             found = Some(web.recipient.clone());
         }

@@ -10,10 +10,12 @@ use askgate_adapter::config::{ChannelSettings, ConfigCheck, ServerContext};
 
 use crate::channels::kinds;
 
+mod log;
 mod recipients;
 
 pub(crate) use askgate_adapter::config::{Problem, Problems, Secret};
 use askgate_store::PgStore;
+pub(crate) use log::{DEFAULT_LEVEL as DEFAULT_LOG_LEVEL, LogConfig, LogFormat};
 use recipients::RawRecipient;
 pub(crate) use recipients::RecipientConfig;
 use serde::Deserialize;
@@ -47,6 +49,8 @@ pub(crate) struct Config {
     pub(crate) agents: Vec<AgentConfig>,
     pub(crate) channels: Vec<Box<dyn ChannelSettings>>,
     pub(crate) recipients: Vec<RecipientConfig>,
+    /// `[log]`: the format and filter of the logs.
+    pub(crate) log: LogConfig,
 }
 
 /// `[store]`: where questions are kept.
@@ -73,7 +77,9 @@ const DEFAULT_PG_CONNECTIONS: u32 = 10;
 #[derive(Debug, Clone)]
 pub(crate) struct AgentConfig {
     pub(crate) name: String,
-    pub(crate) token: Option<Secret>,
+    /// `token`, or `tokens` while one is rotated: every one is accepted;
+    /// empty: askgate's generated one.
+    pub(crate) tokens: Vec<Secret>,
     /// `None` for `"*"`.
     pub(crate) recipients: Option<Vec<String>>,
 }
@@ -88,6 +94,8 @@ struct RawConfig {
     limits: RawLimits,
     #[serde(default)]
     mcp: RawMcp,
+    #[serde(default)]
+    log: log::RawLog,
     #[serde(default)]
     agents: BTreeMap<String, RawAgent>,
     #[serde(default)]
@@ -137,6 +145,7 @@ struct RawStore {
 #[derive(Debug, Deserialize)]
 struct RawAgent {
     token: Option<String>,
+    tokens: Option<Vec<String>>,
     recipients: Vec<String>,
 }
 
@@ -252,6 +261,7 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
         Some(count) => usize::try_from(count).unwrap_or(usize::MAX),
     };
 
+    let log = log::log(&raw.log, &mut check);
     let store = store(&raw.store, &data_dir, &mut check);
     let retention = match raw.store.retention_days.unwrap_or(DEFAULT_RETENTION_DAYS) {
         0 => None,
@@ -296,7 +306,10 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
 
     let mut agents = Vec::new();
     for (name, agent) in &raw.agents {
-        let token = check.secret(&format!("agents.{name}.token"), agent.token.as_deref());
+        let tokens = check.secrets(
+            (&format!("agents.{name}.token"), agent.token.as_deref()),
+            (&format!("agents.{name}.tokens"), agent.tokens.as_deref()),
+        );
         let allowed = if agent.recipients.iter().any(|r| r == "*") {
             None
         } else {
@@ -318,9 +331,26 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
         };
         agents.push(AgentConfig {
             name: name.clone(),
-            token,
+            tokens,
             recipients: allowed,
         });
+    }
+    // A token names its agent: two agents sharing one would be told apart
+    // by nothing (and only one of them would ever be found).
+    for (index, agent) in agents.iter().enumerate() {
+        for other in &agents[index + 1..] {
+            if agent
+                .tokens
+                .iter()
+                .any(|token| other.tokens.iter().any(|o| o.expose() == token.expose()))
+            {
+                check.problem(
+                    &format!("agents.{}.tokens", other.name),
+                    format!("agents \"{}\" and \"{}\" have the same token.", agent.name, other.name),
+                    "give each agent its own token (e.g. `openssl rand -hex 24`).",
+                );
+            }
+        }
     }
     if raw.agents.is_empty() && !agents_set_aside {
         check.problem(
@@ -351,6 +381,7 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
         agents,
         channels,
         recipients,
+        log,
     })
 }
 
@@ -672,279 +703,4 @@ fn location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn no_env(_: &str) -> Option<String> {
-        None
-    }
-
-    fn problems(text: &str) -> Vec<String> {
-        parse(text, &no_env).unwrap_err().0.into_iter().map(|p| p.key).collect()
-    }
-
-    #[test]
-    fn the_embedded_default_is_valid() {
-        let config = parse(EMBEDDED_DEFAULT, &no_env).unwrap();
-        assert_eq!(config.listen.to_string(), "127.0.0.1:8080");
-        assert!(config.listen.ip().is_loopback());
-        assert!(
-            matches!(&config.store, StoreConfig::Sqlite { path } if path == &PathBuf::from("askgate-data/askgate.db")),
-            "{:?}",
-            config.store
-        );
-        assert_eq!(config.recipients[0].surfaces[0].channel, "web");
-        assert!(config.agents[0].token.is_none() && config.agents[0].recipients.is_none());
-    }
-
-    #[test]
-    fn the_example_is_valid_with_its_variables_set() {
-        let env = |name: &str| Some(format!("{name}-{}", "x".repeat(32)));
-        let config = parse(include_str!("../../../../config/example.toml"), &env).unwrap();
-        assert_eq!(config.agents.len(), 2);
-        assert_eq!(
-            config.agents[0].token.as_ref().unwrap().expose(),
-            format!("CI_BOT_TOKEN-{}", "x".repeat(32))
-        );
-    }
-
-    #[test]
-    fn unknown_keys_are_refused_each_by_its_key() {
-        let text = "[server]\nlisten_port = 2\n[agents.a]\nrecipients = [\"*\"]\ncolour = 1\n[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n";
-        assert_eq!(problems(text), ["agents.a.colour", "server.listen_port"]);
-    }
-
-    #[test]
-    fn every_value_of_a_wrong_type_is_named_by_its_key_all_at_once() {
-        let text = "[server]\nlisten = 8080\nmax_body_bytes = \"big\"\n[store]\nkind = 3\n\
-                    [agents.a]\ntoken = 5\nrecipients = \"me\"\n[channels.web]\ntype = \"web\"\n\
-                    [recipients.me]\nchannel = \"web\"\nlocale = 3\n";
-        let problems = parse(text, &no_env).unwrap_err().0;
-        let said: Vec<String> = problems.iter().map(|p| format!("{}: {}", p.key, p.what)).collect();
-        for expected in [
-            "server.listen: expected a string like \"127.0.0.1:8080\", got the integer 8080.",
-            "server.max_body_bytes: expected a whole number like 65536, got the string \"big\".",
-            "store.kind: expected a string like \"sqlite\", got the integer 3.",
-            "agents.a.recipients: expected a list, got the string \"me\".",
-            "agents.a.token: expected a string, got the integer 5.",
-            "recipients.me.locale: expected a string like \"en\", got the integer 3.",
-        ] {
-            assert!(
-                said.iter().any(|line| line == expected),
-                "missing {expected:?} in {said:#?}"
-            );
-        }
-        assert!(
-            !said.iter().any(|line| line.contains("missing field `recipients`")),
-            "a value set aside is not reported missing too: {said:#?}"
-        );
-        assert!(
-            !said.iter().any(|line| line.starts_with("agents: no agent")),
-            "the agent set aside is not reported as no agent at all: {said:#?}"
-        );
-        // A file that is not TOML at all still says where.
-        let error = parse("[server\n", &no_env).unwrap_err();
-        assert!(error.to_string().contains("line 1"), "{error}");
-    }
-
-    #[test]
-    fn every_problem_is_reported_with_its_key() {
-        let text = r#"
-            [server]
-            listen = "localhost"
-            [store]
-            kind = "mysql"
-            [agents.bot]
-            token = "${MISSING_TOKEN}"
-            recipients = ["nobody"]
-            [agents.short]
-            token = "abc"
-            recipients = ["*"]
-            [channels.chat]
-            type = "irc"
-            [recipients.me]
-            channel = "web"
-            locale = "fr"
-        "#;
-        assert_eq!(
-            problems(text),
-            [
-                "server.listen",
-                "store.kind",
-                "channels.chat.type",
-                "recipients.me.channel",
-                "recipients.me.locale",
-                "agents.bot.token",
-                "agents.bot.recipients",
-                "agents.short.token",
-            ]
-        );
-    }
-
-    #[test]
-    fn each_kind_reads_its_own_keys_and_unknown_kinds_are_named() {
-        let base = "[agents.a]\nrecipients = [\"*\"]\n";
-        let text = format!(
-            "{base}[channels.web]\ntype = \"web\"\ncolour = 1\n[channels.chat]\ntype = \"irc\"\n\
-             [recipients.me]\nchannel = \"web\"\nchat_id = 5\n[recipients.you]\nchannel = \"chat\"\n"
-        );
-        assert_eq!(
-            problems(&text),
-            ["channels.chat.type", "channels.web.colour", "recipients.me.chat_id"]
-        );
-        let message = parse(&text, &no_env).unwrap_err().to_string();
-        let listed = kinds()
-            .iter()
-            .map(|k| format!("\"{}\"", k.kind()))
-            .collect::<Vec<_>>()
-            .join(", ");
-        assert!(message.contains(&listed), "the fix lists the kinds: {message}");
-        let ok = format!("{base}[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n");
-        let config = parse(&ok, &no_env).unwrap();
-        assert_eq!(config.channels[0].kind(), "web");
-        assert_eq!(config.recipients[0].surfaces[0].address.destination.conversation, "me");
-    }
-
-    #[test]
-    fn secrets_never_appear_in_problems_or_debug_output() {
-        let text = "[agents.a]\ntoken = \"short-secret-value\"\nrecipients = [\"*\"]\n[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n";
-        let error = parse(text, &no_env).unwrap_err();
-        assert!(!error.to_string().contains("short-secret-value"));
-        let env = |_: &str| Some("s".repeat(40));
-        let config = parse(&text.replace("short-secret-value", "${T}"), &env).unwrap();
-        assert!(!format!("{config:?}").contains(&"s".repeat(40)));
-    }
-
-    #[test]
-    fn the_mcp_wait_is_read_defaults_to_50_seconds_and_0_is_refused() {
-        let rest =
-            "[agents.a]\nrecipients = [\"*\"]\n[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n";
-        assert_eq!(parse(rest, &no_env).unwrap().mcp_wait, Duration::from_secs(50));
-        let config = parse(&format!("[mcp]\nwait_seconds = 7\n{rest}"), &no_env).unwrap();
-        assert_eq!(config.mcp_wait, Duration::from_secs(7));
-        assert_eq!(
-            problems(&format!("[mcp]\nwait_seconds = 0\n{rest}")),
-            ["mcp.wait_seconds"]
-        );
-        assert_eq!(problems(&format!("[mcp]\nwait = 5\n{rest}")), ["mcp.wait"]);
-    }
-
-    #[test]
-    fn the_mcp_session_cap_is_read_defaults_to_32_and_0_is_refused() {
-        let rest =
-            "[agents.a]\nrecipients = [\"*\"]\n[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n";
-        assert_eq!(parse(rest, &no_env).unwrap().mcp_max_sessions, 32);
-        let config = parse(&format!("[mcp]\nmax_sessions_per_token = 3\n{rest}"), &no_env).unwrap();
-        assert_eq!(config.mcp_max_sessions, 3);
-        assert_eq!(
-            problems(&format!("[mcp]\nmax_sessions_per_token = 0\n{rest}")),
-            ["mcp.max_sessions_per_token"]
-        );
-    }
-
-    #[test]
-    fn the_retention_is_read_defaults_to_30_days_and_0_keeps_everything() {
-        let rest =
-            "[agents.a]\nrecipients = [\"*\"]\n[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n";
-        let day = Duration::from_secs(86_400);
-        assert_eq!(parse(rest, &no_env).unwrap().retention, Some(30 * day));
-        let config = parse(&format!("[store]\nretention_days = 7\n{rest}"), &no_env).unwrap();
-        assert_eq!(config.retention, Some(7 * day));
-        let config = parse(&format!("[store]\nretention_days = 0\n{rest}"), &no_env).unwrap();
-        assert_eq!(config.retention, None);
-        assert_eq!(
-            problems(&format!("[store]\nretention_days = -1\n{rest}")),
-            ["store.retention_days"]
-        );
-    }
-
-    #[test]
-    fn a_postgres_store_reads_its_url_from_the_environment_and_keys_of_the_other_kind_are_refused() {
-        let rest =
-            "[agents.a]\nrecipients = [\"*\"]\n[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n";
-        let url = "postgres://askgate:s3cret-pw@db.internal:5432/askgate";
-        let env = |name: &str| (name == "DATABASE_URL").then(|| url.to_owned());
-        let text = format!("[store]\nkind = \"postgres\"\nurl = \"${{DATABASE_URL}}\"\n{rest}");
-        let config = parse(&text, &env).unwrap();
-        match &config.store {
-            StoreConfig::Postgres {
-                url: found,
-                connections,
-            } => {
-                assert_eq!((found.expose(), *connections), (url, 10));
-            }
-            other @ StoreConfig::Sqlite { .. } => panic!("expected a PostgreSQL store, got {other:?}"),
-        }
-        // The password is a secret: never in debug output.
-        assert!(!format!("{config:?}").contains("s3cret-pw"));
-
-        let with = |store: &str| format!("[store]\n{store}\n{rest}");
-        let cases = [
-            ("kind = \"postgres\"", "store.url"),
-            ("kind = \"postgres\"\nurl = \"${DATABASE_URL}\"", "store.url"),
-            ("kind = \"postgres\"\nurl = \"mysql://db/askgate\"", "store.url"),
-            ("kind = \"postgres\"\nurl = \"not a url\"", "store.url"),
-            (
-                "kind = \"postgres\"\nurl = \"postgres://db/a\"\nmax_connections = 0",
-                "store.max_connections",
-            ),
-            (
-                "kind = \"postgres\"\nurl = \"postgres://db/a\"\npath = \"x.db\"",
-                "store.path",
-            ),
-            ("url = \"postgres://db/a\"", "store.url"),
-            ("kind = \"sqlite\"\nmax_connections = 4", "store.max_connections"),
-        ];
-        for (store, key) in cases {
-            assert_eq!(problems(&with(store)), [key], "{store}");
-        }
-        // A malformed URL is not repeated in the problem (it may hold a password).
-        let error = parse(
-            &with("kind = \"postgres\"\nurl = \"postgres://u:pw-in-url@[bad/a\""),
-            &no_env,
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(error.contains("store.url") && !error.contains("pw-in-url"), "{error}");
-        let config = parse(
-            &with("kind = \"postgres\"\nurl = \"postgres://db/a\"\nmax_connections = 3"),
-            &no_env,
-        );
-        assert!(matches!(
-            config.unwrap().store,
-            StoreConfig::Postgres { connections: 3, .. }
-        ));
-    }
-
-    #[test]
-    fn the_connection_limits_are_read_and_zeroes_refused() {
-        let rest =
-            "[agents.a]\nrecipients = [\"*\"]\n[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n";
-        let config = parse(rest, &no_env).unwrap();
-        assert_eq!(config.connections, askgate_server::ConnectionLimits::default());
-        let set = "[server]\nmax_connections = 20\nheader_read_timeout_seconds = 3\nidle_timeout_seconds = 7\n\
-                   body_timeout_seconds = 4\nshutdown_deadline_seconds = 0\n";
-        let config = parse(&format!("{set}{rest}"), &no_env).unwrap();
-        assert_eq!(
-            config.connections,
-            askgate_server::ConnectionLimits {
-                header_read_timeout: Duration::from_secs(3),
-                idle_timeout: Duration::from_secs(7),
-                body_timeout: Duration::from_secs(4),
-                max_connections: 20,
-                shutdown_deadline: Duration::ZERO,
-            }
-        );
-        let zeroes = "[server]\nmax_connections = 0\nheader_read_timeout_seconds = 0\nidle_timeout_seconds = 0\n\
-                      body_timeout_seconds = 0\n";
-        assert_eq!(
-            problems(&format!("{zeroes}{rest}")),
-            [
-                "server.max_connections",
-                "server.header_read_timeout_seconds",
-                "server.idle_timeout_seconds",
-                "server.body_timeout_seconds"
-            ]
-        );
-    }
-}
+mod tests;

@@ -21,7 +21,9 @@ pub(crate) struct RecipientConfig {
     pub(crate) name: String,
     pub(crate) display_name: String,
     pub(crate) locale: Locale,
-    pub(crate) web_key: Option<Secret>,
+    /// The page link's keys (`web_key`, or `web_keys` while one is
+    /// rotated: every one opens the page); empty: askgate's generated one.
+    pub(crate) web_keys: Vec<Secret>,
     /// Where their questions are shown, in the order listed; never empty.
     pub(crate) surfaces: Vec<SurfaceConfig>,
 }
@@ -94,6 +96,7 @@ pub(super) struct RawRecipient {
     display_name: Option<String>,
     locale: Option<String>,
     web_key: Option<String>,
+    web_keys: Option<Vec<String>>,
     #[serde(flatten)]
     rest: toml::Table,
 }
@@ -138,13 +141,16 @@ pub(super) fn recipients(
                 Locale::En
             }
         };
-        let web_key = check.secret(&key("web_key"), recipient.web_key.as_deref());
+        let web_keys = check.secrets(
+            (&key("web_key"), recipient.web_key.as_deref()),
+            (&key("web_keys"), recipient.web_keys.as_deref()),
+        );
         if let Some(surfaces) = surfaces {
             recipients.push(RecipientConfig {
                 name: name.clone(),
                 display_name: recipient.display_name.clone().unwrap_or_else(|| name.clone()),
                 locale,
-                web_key,
+                web_keys,
                 surfaces,
             });
         }
