@@ -19,6 +19,7 @@ mod postgres;
 mod readiness;
 mod record;
 mod row;
+mod schema;
 mod sqlite;
 mod surfaces;
 
@@ -66,6 +67,49 @@ pub enum StoreError {
     /// Migrations failed.
     #[error("database migration failed: {0}")]
     Migration(#[from] sqlx::migrate::MigrateError),
+    /// A newer askgate migrated the database past what this one may run
+    /// against: the setting `schema.oldest_compatible` names a migration
+    /// this askgate does not know. Nothing was changed.
+    #[error(
+        "the database schema is at migration {schema}, newer than this askgate knows ({known}), and no longer \
+         compatible with it (an askgate that knows migration {needed} or later is needed): upgrade this askgate, \
+         or restore the backup taken before the upgrade (what was written since is lost)"
+    )]
+    SchemaTooNew {
+        /// The newest migration applied to the database.
+        schema: i64,
+        /// The newest migration this askgate knows.
+        known: i64,
+        /// The oldest migration an askgate must know to run against it.
+        needed: i64,
+    },
+    /// A migration applied to the database differs from this askgate's
+    /// migration of the same number (their checksums): one of them was
+    /// edited after it was applied. Nothing was changed.
+    #[error(
+        "database migration failed: migration {version} applied to this database differs from this askgate's \
+         migration {version} (it was edited after it was applied, by whoever built one of them); run the \
+         askgate that applied it, or restore a backup taken before it ran"
+    )]
+    MigrationEdited {
+        /// The migration.
+        version: i64,
+    },
+    /// The database was migrated by another line of askgate migrations than
+    /// this askgate's (a development build's, say): it has a migration this
+    /// askgate does not know that is not newer than all it knows, or lacks
+    /// one it knows under newer ones. Nothing was changed.
+    #[error(
+        "the database has migration {unknown} applied, which this askgate does not know{}: it was migrated by \
+         an askgate with other migrations than this one's; run that askgate, or restore a backup taken before it ran",
+        .missing.map(|missing| format!(", and lacks migration {missing}, which it does")).unwrap_or_default()
+    )]
+    SchemaDiverged {
+        /// An applied migration this askgate does not know.
+        unknown: i64,
+        /// A migration this askgate knows that is not applied.
+        missing: Option<i64>,
+    },
     /// The database file was deleted or replaced by another file while the
     /// store had it open: what would be written now would go to a file
     /// nobody will read again, so nothing is written until a restart.

@@ -20,7 +20,8 @@
 //! `pending_counts`. Queries are built at run time, so the crate builds
 //! without a database; the schema is in `migrations/postgres`, applied on
 //! open under sqlx's advisory lock, so replicas starting together migrate
-//! once.
+//! once, after the upgrade policy of `crate::schema` let this askgate run
+//! against it.
 
 mod check;
 mod feed;
@@ -39,6 +40,7 @@ use sqlx::Connection as _;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 
 use crate::row::{QuestionRow, decode_all, decode_expired, decode_id, encode, question_columns};
+use crate::schema;
 use crate::surfaces::{self, SurfaceWrite};
 use crate::{
     Change, EventKey, ForEvent, InsertRules, Inserted, PendingDeadline, ProgressSaved, Pruned, QuestionRecord,
@@ -92,18 +94,22 @@ impl PgStore {
         let me = format!("askgate-{}", ulid::Ulid::new().to_string().to_lowercase());
         let options = options.application_name(&me);
         // One connection first, for an error that says what is wrong (a
-        // pool would retry until its timeout and say only that). sqlx takes an advisory lock around the migrations:
-        // replicas that start together apply them once, the others wait
-        // and find them done.
-        let first = PgConnection::connect_with(&options)
+        // pool would retry until its timeout and say only that). It
+        // migrates under sqlx's advisory lock: replicas that start together
+        // apply the migrations once, the others wait and find them done,
+        // and an older replica on a schema a newer one migrated runs or is
+        // refused by the upgrade policy (`crate::schema`). Closing it
+        // releases the lock however the migration ended.
+        let mut first = PgConnection::connect_with(&options)
             .await
             .map_err(|error| check::explain(&options, &error))?;
+        let migrated = schema::migrate(&mut first, sqlx::migrate!("./migrations/postgres")).await;
         first.close().await.ok();
+        migrated?;
         let pool = PgPoolOptions::new()
             .max_connections(connections.max(1))
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_lazy_with(options);
-        sqlx::migrate!("./migrations/postgres").run(&pool).await?;
         let feed = Arc::new(feed::Feed::start(&pool, me).await?);
         Ok(Self {
             inner: Pg { pool, feed },
@@ -114,6 +120,15 @@ impl PgStore {
     /// Closes every connection, waiting for them.
     pub async fn close(&self) {
         self.inner.pool.close().await;
+    }
+}
+
+impl schema::Migrating for PgConnection {
+    async fn oldest_compatible(&mut self) -> Result<Option<String>, sqlx::Error> {
+        sqlx::query_scalar("SELECT value FROM settings WHERE key = $1")
+            .bind(schema::OLDEST_COMPATIBLE)
+            .fetch_optional(self)
+            .await
     }
 }
 

@@ -11,7 +11,8 @@
 //! the one-pending-question rule is a partial unique index, a resolution is
 //! an `UPDATE … WHERE status = 'pending'`. Queries are built at run time, so
 //! the crate builds without a database; the schema is in
-//! `migrations/sqlite`.
+//! `migrations/sqlite`, applied on open after the upgrade policy of
+//! `crate::schema` let this askgate run against it.
 
 mod header;
 mod health;
@@ -33,6 +34,7 @@ use self::writer::{BUSY_TIMEOUT, Writer};
 use self::writes::NewQuestion;
 use crate::readiness::{Readiness, Verdict};
 use crate::row::{QuestionRow, decode_all, decode_id, encode, question_columns};
+use crate::schema;
 use crate::surfaces::SurfaceWrite;
 use crate::{
     EventKey, ForEvent, InsertRules, Inserted, PendingDeadline, ProgressSaved, Pruned, QuestionRecord, Resolution,
@@ -96,7 +98,9 @@ impl SqliteStore {
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT);
         let mut migrating = SqliteConnection::connect_with(&options).await?;
-        sqlx::migrate!("./migrations/sqlite").run(&mut migrating).await?;
+        // The upgrade policy (`crate::schema`) first: an older askgate
+        // runs on a file a newer one migrated only while it is compatible.
+        schema::migrate(&mut migrating, sqlx::migrate!("./migrations/sqlite")).await?;
         let identity = identify(&mut migrating).await;
         migrating.close().await?;
         let pool = SqlitePoolOptions::new()
@@ -127,6 +131,15 @@ impl SqliteStore {
     pub async fn close(&self) {
         self.writer.close().await;
         self.pool.close().await;
+    }
+}
+
+impl schema::Migrating for SqliteConnection {
+    async fn oldest_compatible(&mut self) -> Result<Option<String>, sqlx::Error> {
+        sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
+            .bind(schema::OLDEST_COMPATIBLE)
+            .fetch_optional(self)
+            .await
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use askgate_core::channel::MessageRef;
 use askgate_core::{AnswerItem, Answers, AskRequest, Locale, QuestionId, validate_json};
-use askgate_store::{PgStore, QuestionRecord, QuestionStatus, Resolution, SqliteStore, Store, Surface};
+use askgate_store::{PgStore, QuestionRecord, QuestionStatus, Resolution, SqliteStore, Store, StoreError, Surface};
 use askgate_testkit::postgres::Schema;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 use sqlx::{AssertSqlSafe, Connection};
@@ -96,6 +96,14 @@ impl Fresh {
                     .expect("the schema opens again"),
             ),
         }
+    }
+
+    /// Another store on the same database, or why it could not open.
+    pub(crate) async fn try_reopen(&self) -> Result<Arc<dyn Store>, StoreError> {
+        Ok(match &self.place {
+            Place::Sqlite { path, .. } => Arc::new(SqliteStore::open(path).await?),
+            Place::Postgres(schema) => Arc::new(PgStore::connect_with(schema.options(), 4).await?),
+        })
     }
 
     /// Whether the store is the SQLite one (for SQL only one understands).
