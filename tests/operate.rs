@@ -279,3 +279,23 @@ async fn health_exits_0_when_ready_and_1_with_a_reason_otherwise() {
     let said = String::from_utf8_lossy(&down.stderr);
     assert!(said.contains("/readyz") && said.contains("could not connect"), "{said}");
 }
+
+/// A supervisor's reload or stop as soon as askgate says it listens is
+/// answered (a reload, a graceful stop), never fatal: the handlers are
+/// installed before anything else.
+#[tokio::test]
+async fn sighup_and_sigterm_right_after_the_start_are_answered() {
+    let mut server = Server::start();
+    server.signal("HUP");
+    server.signal("HUP");
+    let (status, _) = server.get("/healthz", None).await;
+    assert_eq!(status, 200, "SIGHUP stopped askgate");
+    let exit = server.terminate(Duration::from_secs(15)).await;
+    assert!(exit.success(), "SIGTERM right after the start: {exit}");
+
+    for _ in 0..3 {
+        server.restart();
+        let exit = server.terminate(Duration::from_secs(15)).await;
+        assert!(exit.success(), "SIGTERM right after the listening line: {exit}");
+    }
+}

@@ -112,6 +112,9 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
 // The wiring, in the order it happens; splitting it would only scatter it.
 #[allow(clippy::too_many_lines)]
 pub(crate) async fn serve(config: Config, file: Option<PathBuf>) -> Result<()> {
+    // The signals first: until a handler is installed, SIGTERM or SIGHUP
+    // ends the process (a supervisor's stop or reload during a start).
+    let signals = Signals::install();
     // The port first: a start that cannot listen (the port is taken)
     // creates nothing, not even the data directory.
     // Room for every connection the cap allows, before the first is accepted.
@@ -265,7 +268,8 @@ pub(crate) async fn serve(config: Config, file: Option<PathBuf>) -> Result<()> {
             recipients: config.recipients.iter().map(|r| r.name.clone()).collect(),
         };
         let stopped = Shutdown::new(stopping.clone());
-        tokio::spawn(async move { reload.on_hangup(stopped).await })
+        let hangups = signals.hangup;
+        tokio::spawn(async move { reload.on_hangup(hangups, stopped).await })
     };
 
     // These lines are for the person who started askgate (and for tests, which
@@ -324,7 +328,7 @@ pub(crate) async fn serve(config: Config, file: Option<PathBuf>) -> Result<()> {
         }
     }
     let shutdown = async move {
-        shutdown_signal().await;
+        signals.stop.await;
         tracing::info!("shutting down: finishing in-flight requests");
         let _ = stop.send(true);
     };
@@ -440,10 +444,10 @@ struct Reload {
 
 impl Reload {
     /// Reloads on every `SIGHUP` until shutdown.
-    async fn on_hangup(self, stopped: Shutdown) {
+    async fn on_hangup(self, hangups: Option<Hangups>, stopped: Shutdown) {
         #[cfg(unix)]
         {
-            let Ok(mut hangups) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) else {
+            let Some(mut hangups) = hangups else {
                 tracing::warn!("could not listen for SIGHUP: the configuration reloads only on a restart");
                 return;
             };
@@ -462,7 +466,10 @@ impl Reload {
             }
         }
         #[cfg(not(unix))]
-        stopped.wait().await;
+        {
+            let _ = hangups;
+            stopped.wait().await;
+        }
     }
 
     /// Reads the file again and puts its tokens and keys in force; a file
@@ -552,21 +559,50 @@ fn mcp_hosts(public_url: Option<&str>, listen: std::net::IpAddr) -> Vec<String> 
     hosts
 }
 
-async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let Ok(mut terminate) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) else {
-            let _ = interrupt.await;
-            return;
-        };
-        tokio::select! {
-            _ = interrupt => {}
-            _ = terminate.recv() => {}
+#[cfg(unix)]
+type Hangups = tokio::signal::unix::Signal;
+#[cfg(not(unix))]
+type Hangups = ();
+
+/// The signals `serve` answers, listened for from its first step.
+struct Signals {
+    /// Resolves on SIGINT or SIGTERM.
+    stop: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
+    /// Every SIGHUP; `None` when it could not be listened for.
+    hangup: Option<Hangups>,
+}
+
+impl Signals {
+    fn install() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let terminate = signal(SignalKind::terminate()).ok();
+            let interrupt = signal(SignalKind::interrupt()).ok();
+            let hangup = signal(SignalKind::hangup()).ok();
+            let stop = Box::pin(async move {
+                let next = |signal: Option<tokio::signal::unix::Signal>| async move {
+                    match signal {
+                        Some(mut signal) => {
+                            signal.recv().await;
+                        }
+                        // Not listened for: never comes.
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    () = next(terminate) => {}
+                    () = next(interrupt) => {}
+                }
+            });
+            Self { stop, hangup }
         }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = interrupt.await;
+        #[cfg(not(unix))]
+        {
+            let stop = Box::pin(async {
+                let _ = tokio::signal::ctrl_c().await;
+            });
+            Self { stop, hangup: None }
+        }
     }
 }
