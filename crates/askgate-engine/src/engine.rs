@@ -638,7 +638,11 @@ impl Engine {
         info!(question = %record.id, channel = %record.channel(), recipient = %record.recipient, "question accepted");
         self.inner.observer.question_created(&record);
         // askgate's page shows the prompt from the question's own commit.
-        for surface in record.surfaces.iter().filter(|surface| self.sends_nothing(&surface.channel)) {
+        for surface in record
+            .surfaces
+            .iter()
+            .filter(|surface| self.sends_nothing(&surface.channel))
+        {
             self.inner.observer.delivered(&surface.channel);
         }
         self.add_deadline(record.expires_at, record.id.clone());

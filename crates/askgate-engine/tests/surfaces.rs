@@ -15,7 +15,8 @@ use std::time::Duration;
 use askgate_core::channel::{ChannelError, Destination, InboundKind, InboundSink, MessageRef, Reaction};
 use askgate_core::{ButtonAction, ButtonToken, Locale};
 use askgate_engine::{
-    Clock, DirectAnswer, DirectItem, ENDED_BEFORE_DELIVERY, Engine, NoObserver, Observer, Recipient, RecipientSurface, Submitted,
+    Clock, DirectAnswer, DirectItem, ENDED_BEFORE_DELIVERY, Engine, NoObserver, Observer, Recipient, RecipientSurface,
+    Submitted,
 };
 use askgate_store::{QuestionRecord, QuestionStatus, SqliteStore, SurfaceState};
 use askgate_testkit::FakeChannel;

@@ -56,6 +56,20 @@ struct VersionLabel {
     version: &'static str,
 }
 
+/// The reasons of `askgate_delivery_errors_total`.
+const DELIVERY_ERRORS: [&str; 5] = ["rejected", "unauthorized", "rate_limited", "unavailable", "other"];
+
+/// The reason label of a failed delivery: one of [`DELIVERY_ERRORS`].
+fn delivery_error_reason(error: &ChannelError) -> &'static str {
+    match error {
+        ChannelError::Rejected { .. } => "rejected",
+        ChannelError::Unauthorized => "unauthorized",
+        ChannelError::RateLimited { .. } => "rate_limited",
+        ChannelError::Unavailable { .. } => "unavailable",
+        _ => "other",
+    }
+}
+
 /// The surface of a question that ended without anyone acting on it
 /// (expired, cancelled, not delivered).
 const NO_SURFACE: &str = "none";
@@ -183,21 +197,30 @@ impl Metrics {
                 reason: reason.as_str(),
             });
             let shown = counter.get();
-            let counted = failures.count(reason);
+            let in_store = failures.count(reason);
             // A store opened again starts from zero: a counter never goes back.
-            if counted > shown {
-                counter.inc_by(counted - shown);
+            if in_store > shown {
+                counter.inc_by(in_store - shown);
             }
         }
     }
 
-    /// Sets `askgate_channel_up{channel}`: 1 while the channel is up.
+    /// Sets `askgate_channel_up{channel}`: 1 while the channel is up. A
+    /// channel's delivery counters are shown from then on, at zero until
+    /// something counts: an alert on a rate needs the series before its
+    /// first event.
     pub fn set_channel_up(&self, channel: &str, up: bool) {
-        self.channel_up
-            .get_or_create(&ChannelLabel {
+        let label = ChannelLabel {
+            channel: channel.to_owned(),
+        };
+        self.channel_up.get_or_create(&label).set(i64::from(up));
+        let _ = self.deliveries.get_or_create(&label);
+        for reason in DELIVERY_ERRORS {
+            let _ = self.delivery_errors.get_or_create(&ErrorLabels {
                 channel: channel.to_owned(),
-            })
-            .set(i64::from(up));
+                reason,
+            });
+        }
     }
 
     /// Sets the pending gauge, from the store at start-up.
@@ -260,17 +283,10 @@ impl Observer for Metrics {
     }
 
     fn delivery_error(&self, channel: &str, error: &ChannelError) {
-        let reason = match error {
-            ChannelError::Rejected { .. } => "rejected",
-            ChannelError::Unauthorized => "unauthorized",
-            ChannelError::RateLimited { .. } => "rate_limited",
-            ChannelError::Unavailable { .. } => "unavailable",
-            _ => "other",
-        };
         self.delivery_errors
             .get_or_create(&ErrorLabels {
                 channel: channel.to_owned(),
-                reason,
+                reason: delivery_error_reason(error),
             })
             .inc();
     }

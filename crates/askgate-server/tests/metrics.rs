@@ -85,8 +85,16 @@ async fn a_request_counts_under_its_route_template_method_and_status() {
     assert_eq!(status, StatusCode::UNAUTHORIZED);
 
     let text = scrape(router).await;
-    assert_eq!(sample(&text, &requests("/v1/questions", "POST", 201)), Some(2.0), "{text}");
-    assert_eq!(sample(&text, &requests("/v1/questions", "POST", 401)), Some(1.0), "{text}");
+    assert_eq!(
+        sample(&text, &requests("/v1/questions", "POST", 201)),
+        Some(2.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, &requests("/v1/questions", "POST", 401)),
+        Some(1.0),
+        "{text}"
+    );
     let timed = "askgate_http_request_duration_seconds_count{route=\"/v1/questions\",method=\"POST\",status=\"201\"}";
     assert_eq!(sample(&text, timed), Some(2.0), "{text}");
     // The scrape itself counts once it has answered: the next one shows it.
@@ -120,8 +128,16 @@ async fn a_page_request_counts_under_the_template_never_the_key() {
     assert_eq!(status, StatusCode::NOT_FOUND);
 
     let text = scrape(router).await;
-    assert_eq!(sample(&text, &requests("/web/{key}/api/state", "GET", 200)), Some(1.0), "{text}");
-    assert_eq!(sample(&text, &requests("/web/{key}/api/state", "GET", 404)), Some(1.0), "{text}");
+    assert_eq!(
+        sample(&text, &requests("/web/{key}/api/state", "GET", 200)),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, &requests("/web/{key}/api/state", "GET", 404)),
+        Some(1.0),
+        "{text}"
+    );
     assert!(!text.contains(KEY), "the page key is in the metrics: {text}");
     assert!(!text.contains("a-wrong-key"), "{text}");
 }
@@ -137,7 +153,11 @@ async fn extra_routes_beside_askgate_are_counted_too() {
     assert_eq!(status, StatusCode::NOT_FOUND);
 
     let text = scrape(&router).await;
-    assert_eq!(sample(&text, &requests("/hooks/{name}", "POST", 204)), Some(1.0), "{text}");
+    assert_eq!(
+        sample(&text, &requests("/hooks/{name}", "POST", 204)),
+        Some(1.0),
+        "{text}"
+    );
     // Once: the fallback is askgate's, timed by its own middleware alone.
     assert_eq!(sample(&text, &requests("unmatched", "GET", 404)), Some(1.0), "{text}");
 }
@@ -166,7 +186,11 @@ async fn questions_end_by_channel_and_surface_and_the_build_is_shown() {
     assert_eq!(sample(&text, answered_in), Some(1.0), "{text}");
     assert_eq!(sample(&text, "askgate_questions_pending"), Some(0.0), "{text}");
     // Each question was shown on the page as it was stored.
-    assert_eq!(sample(&text, "askgate_deliveries_total{channel=\"web\"}"), Some(2.0), "{text}");
+    assert_eq!(
+        sample(&text, "askgate_deliveries_total{channel=\"web\"}"),
+        Some(2.0),
+        "{text}"
+    );
     let build = format!("askgate_build_info{{version=\"{}\"}}", env!("CARGO_PKG_VERSION"));
     assert_eq!(sample(&text, &build), Some(1.0), "{text}");
     for reason in ["full", "locked", "unavailable", "other"] {

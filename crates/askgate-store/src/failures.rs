@@ -66,9 +66,9 @@ impl WriteFailure {
         {
             // The primary result code is the low byte of an extended one.
             return match sqlite & 0xff {
-                13 => Self::Full,            // SQLITE_FULL
-                5 | 6 => Self::Locked,       // SQLITE_BUSY, SQLITE_LOCKED
-                14 => Self::Unavailable,     // SQLITE_CANTOPEN
+                13 => Self::Full,        // SQLITE_FULL
+                5 | 6 => Self::Locked,   // SQLITE_BUSY, SQLITE_LOCKED
+                14 => Self::Unavailable, // SQLITE_CANTOPEN
                 _ => Self::Other,
             };
         }
@@ -78,9 +78,7 @@ impl WriteFailure {
             "53100" => Self::Full,
             // lock_not_available, deadlock_detected, serialization_failure
             "55P03" | "40P01" | "40001" => Self::Locked,
-            code if code.starts_with("08") || code.starts_with("53") || code.starts_with("57P") => {
-                Self::Unavailable
-            }
+            code if code.starts_with("08") || code.starts_with("53") || code.starts_with("57P") => Self::Unavailable,
             _ => Self::Other,
         }
     }
