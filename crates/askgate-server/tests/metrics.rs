@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod support;
-use support::{Fixture, agent_one, fixture_in, send_to, web_recipient};
+use support::{Fixture, agent_one, fixture_in, send_to, state_in, web_recipient};
 
 use askgate_server::{ServerSettings, WebKey};
 use axum::body::Body;
@@ -209,4 +209,33 @@ async fn delivery_errors_count_by_reason() {
     let text = metrics.render();
     let series = "askgate_delivery_errors_total{channel=\"tg\",reason=\"unauthorized\"}";
     assert_eq!(sample(&text, series), Some(2.0), "{text}");
+}
+
+#[tokio::test]
+async fn failed_store_writes_show_once_each_whatever_the_scrapes() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = ServerSettings {
+        agents: vec![agent_one(TOKEN)],
+        ..ServerSettings::default()
+    };
+    let (state, _stop) = state_in(dir.path(), vec![web_recipient("me", "Me")], settings).await;
+    let router = askgate_server::app(state);
+    ask(&router).await;
+    // A backup restored over the file: the store refuses every write.
+    let path = dir.path().join("askgate.db");
+    let copy = path.with_extension("restored");
+    std::fs::copy(&path, &copy).unwrap();
+    std::fs::rename(&copy, &path).unwrap();
+    let other = "askgate_store_write_failures_total{reason=\"other\"}";
+    let full = "askgate_store_write_failures_total{reason=\"full\"}";
+    // Each failed write shows once, however many scrapes come between.
+    for failed in 1..=2 {
+        let (status, body) = send_to(&router, post_json("/v1/questions", Some(TOKEN), &ask_body())).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+        for _ in 0..2 {
+            let text = scrape(&router).await;
+            assert_eq!(sample(&text, other), Some(f64::from(failed)), "{text}");
+            assert_eq!(sample(&text, full), Some(0.0), "{text}");
+        }
+    }
 }
