@@ -903,7 +903,7 @@ async fn openapi_health_and_metrics() {
     assert_eq!(
         metric(
             &ended.text,
-            "askgate_questions_ended_total{channel=\"web\",status=\"skipped\"}"
+            "askgate_questions_ended_total{channel=\"web\",surface=\"web\",status=\"skipped\"}"
         ),
         Some(1.0),
         "{}",

@@ -95,6 +95,7 @@ impl Engine {
                 Ok(delivery) => {
                     let delivery = Delivery::new(delivery.messages);
                     let current = self.store_delivery(record, channel_name, &delivery).await?;
+                    self.inner.observer.delivered(channel_name);
                     // Ended (cancelled, expired, answered) while the message was
                     // on its way: nobody else saw this delivery, so edit it now
                     // (this surface only: the resolver edits the others).

@@ -186,6 +186,9 @@ pub trait Observer: Send + Sync + 'static {
     fn question_resolved(&self, _record: &QuestionRecord) {}
     /// A delivery attempt failed.
     fn delivery_error(&self, _channel: &str, _error: &ChannelError) {}
+    /// A prompt reached a surface on `channel`: sent whole and recorded, or
+    /// shown on askgate's own page as the question was stored.
+    fn delivered(&self, _channel: &str) {}
 }
 
 /// What a live view hears from [`Engine::subscribe`].
@@ -634,6 +637,14 @@ impl Engine {
         }
         info!(question = %record.id, channel = %record.channel(), recipient = %record.recipient, "question accepted");
         self.inner.observer.question_created(&record);
+        // askgate's page shows the prompt from the question's own commit.
+        for surface in record
+            .surfaces
+            .iter()
+            .filter(|surface| self.sends_nothing(&surface.channel))
+        {
+            self.inner.observer.delivered(&surface.channel);
+        }
         self.add_deadline(record.expires_at, record.id.clone());
         self.publish(record.clone());
         self.spawn_deliveries(&record);

@@ -9,13 +9,14 @@
 
 mod support;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use askgate_core::channel::{ChannelError, Destination, InboundKind, InboundSink, MessageRef, Reaction};
 use askgate_core::{ButtonAction, ButtonToken, Locale};
 use askgate_engine::{
-    Clock, DirectAnswer, DirectItem, ENDED_BEFORE_DELIVERY, Engine, NoObserver, Recipient, RecipientSurface, Submitted,
+    Clock, DirectAnswer, DirectItem, ENDED_BEFORE_DELIVERY, Engine, NoObserver, Observer, Recipient, RecipientSurface,
+    Submitted,
 };
 use askgate_store::{QuestionRecord, QuestionStatus, SqliteStore, SurfaceState};
 use askgate_testkit::FakeChannel;
@@ -50,6 +51,11 @@ async fn surfaces() -> Surfaces {
 /// The engine over the store in `dir` (a restart finds what was stored),
 /// with fresh fake channels.
 async fn surfaces_in(dir: TempDir) -> Surfaces {
+    surfaces_observed(dir, Arc::new(NoObserver)).await
+}
+
+/// [`surfaces_in`], its engine telling `observer`.
+async fn surfaces_observed(dir: TempDir, observer: Arc<dyn Observer>) -> Surfaces {
     let store = SqliteStore::open(&dir.path().join("askgate.db")).await.unwrap();
     let (tg, sl) = (FakeChannel::with_buttons("tg"), FakeChannel::with_buttons("sl"));
     for (chat, suffix) in [(&tg, ""), (&sl, "-sl")] {
@@ -80,7 +86,7 @@ async fn surfaces_in(dir: TempDir) -> Surfaces {
         vec![Arc::new(tg.clone()), Arc::new(sl.clone()), Arc::new(web)],
         vec![alice, bob],
         clock.clone(),
-        Arc::new(NoObserver),
+        observer,
     );
     engine.start().await.unwrap();
     let stop = support::run_timers(&engine);
@@ -490,4 +496,51 @@ async fn a_prompt_begun_in_a_chat_is_finished_on_the_page() {
         result(&ended),
         json!({"status": "answered", "answers": {"answers": {"deploy": ["Staging"], "notify": ["On-call"]}}})
     );
+}
+
+/// The channels the engine told of a delivery, in order.
+#[derive(Debug, Default)]
+struct Deliveries(Mutex<Vec<String>>);
+
+impl Observer for Deliveries {
+    fn delivered(&self, channel: &str) {
+        self.0.lock().unwrap().push(channel.to_owned());
+    }
+}
+
+impl Deliveries {
+    /// The channels told, sorted, once there are `count` (the hook follows
+    /// the store's write, which the test sees first).
+    async fn sorted(&self, count: usize) -> Vec<String> {
+        let told = tokio::time::timeout(PATIENCE, async {
+            loop {
+                let channels = self.0.lock().unwrap().clone();
+                if channels.len() >= count {
+                    return channels;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await;
+        let mut channels = told.unwrap_or_else(|_| self.0.lock().unwrap().clone());
+        channels.sort();
+        channels
+    }
+}
+
+#[tokio::test]
+async fn each_surface_reached_is_told_to_the_observer_once_and_a_refused_one_never() {
+    let observed = Arc::new(Deliveries::default());
+    let s = surfaces_observed(tempfile::tempdir().unwrap(), observed.clone()).await;
+    s.ask("alice", single()).await;
+    assert_eq!(observed.sorted(3).await, ["sl", "tg", "web"]);
+
+    s.tg.fail_next([ChannelError::Rejected {
+        reason: "bot was blocked by the user".into(),
+    }]);
+    let record = s.ask("bob", single()).await;
+    assert_eq!(record.surface("tg").unwrap().state, SurfaceState::Failed);
+    // Nothing more comes for the refused surface.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(observed.sorted(4).await, ["sl", "sl", "tg", "web"]);
 }

@@ -9,7 +9,7 @@
 //! | [`error`] | [`ApiError`]: one error type, stable codes, `{"error": {...}}` |
 //! | [`body`] | the JSON body extractor (400/413/415 as [`ApiError`]) |
 //! | [`resource`] | the question resource and the tool result |
-//! | [`metrics`] | Prometheus metrics, fed by the engine's observer hooks and the channels' states |
+//! | [`metrics`] | Prometheus metrics, fed by the engine's observer hooks, the channels' states, the store's counts and a middleware timing each request |
 //! | [`channels`] | [`ChannelStates`]: each channel `connecting`, `up` or `refused`, for `/readyz` and `askgate_channel_up` |
 //! | [`openapi`] | `/openapi.json` |
 //! | [`conn`] | accepting and running connections: the cap, the header-read, body and idle timeouts, the shutdown deadline |
@@ -237,6 +237,7 @@ impl AppState {
 /// The router: the agent API, MCP, the web page, health, metrics, OpenAPI.
 pub fn app(state: AppState) -> Router {
     let limit = state.0.max_body_bytes;
+    let metrics = Arc::clone(&state.0.metrics);
     mcp::routes(&state)
         .route("/v1/ask", post(api::ask))
         .route("/v1/questions", post(api::create_question))
@@ -268,6 +269,8 @@ pub fn app(state: AppState) -> Router {
         })
         .layer(DefaultBodyLimit::max(limit))
         .layer(axum::middleware::from_fn(headers::security_headers))
+        // Outermost: it sees the status every other layer settled on.
+        .layer(axum::middleware::from_fn_with_state(metrics, metrics::http::track))
         .with_state(state)
 }
 
@@ -292,6 +295,9 @@ async fn ready(State(state): State<AppState>) -> Response {
 }
 
 async fn metrics_text(State(state): State<AppState>) -> Response {
+    // The store counts its failed writes itself; read once per scrape.
+    let failures = state.0.engine.store().write_failures();
+    state.0.metrics.note_store_failures(&failures);
     (
         [(
             axum::http::header::CONTENT_TYPE,
@@ -331,5 +337,22 @@ pub async fn serve_with_limits(
     limits: ConnectionLimits,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    conn::serve(listener, extra.merge(app(state)), limits, shutdown).await
+    conn::serve(listener, app_with(state, extra), limits, shutdown).await
+}
+
+/// [`app`] with `extra` routes beside askgate's own (a chat adapter's
+/// webhook endpoints), counted and timed in the HTTP metrics as askgate's
+/// own are.
+pub fn app_with(state: AppState, extra: Router) -> Router {
+    // Only on the extra routes: `app` times its own routes and the
+    // fallback, which is its.
+    let extra = if extra.has_routes() {
+        extra.route_layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state.0.metrics),
+            metrics::http::track,
+        ))
+    } else {
+        extra
+    };
+    extra.merge(app(state))
 }

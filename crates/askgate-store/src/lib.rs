@@ -15,6 +15,7 @@
 //! replies or talk to platforms, and it never reads the clock: timestamps
 //! come from the engine.
 
+mod failures;
 mod postgres;
 mod readiness;
 mod record;
@@ -23,6 +24,7 @@ mod schema;
 mod sqlite;
 mod surfaces;
 
+pub use failures::{WriteFailure, WriteFailures};
 pub use postgres::PgStore;
 pub use record::{QuestionRecord, QuestionStatus, Resolution, Surface, SurfaceState, Timestamp};
 pub use sqlite::SqliteStore;
@@ -559,4 +561,11 @@ pub trait Store: Send + Sync + 'static {
     /// when no writes come; while writes keep failing it never does (the
     /// whole rule: `readiness.rs`).
     async fn ping(&self) -> Result<(), StoreError>;
+
+    /// How many of the writes that [`Store::ping`] follows failed since the
+    /// store was opened, by reason (for metrics; none for a store that does
+    /// not count them).
+    fn write_failures(&self) -> WriteFailures {
+        WriteFailures::default()
+    }
 }

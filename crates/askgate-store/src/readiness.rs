@@ -23,7 +23,7 @@
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crate::StoreError;
+use crate::{StoreError, WriteFailure, WriteFailures};
 
 /// The size of the probe's value: larger than the largest question askgate
 /// stores (three questions of 300 characters with four options each, in
@@ -65,6 +65,8 @@ struct State {
     failed_since_ping: bool,
     /// Real writes failed so far.
     failures: u64,
+    /// The same, by reason, for metrics.
+    by_reason: WriteFailures,
 }
 
 impl Readiness {
@@ -94,6 +96,12 @@ impl Readiness {
         state.failed = Some(reason);
         state.failed_since_ping = true;
         state.failures += 1;
+        state.by_reason.add(WriteFailure::of(error));
+    }
+
+    /// The real writes failed so far, by reason ([`crate::Store::write_failures`]).
+    pub(crate) fn failures(&self) -> WriteFailures {
+        self.lock().by_reason
     }
 
     /// What a ping says before probing (rules 1 and 3); starts the next
@@ -167,6 +175,20 @@ mod tests {
         let readiness = Readiness::default();
         readiness.note::<()>(&Err(StoreError::Corrupt("a row".to_owned())));
         assert!(matches!(readiness.verdict(), Verdict::Ready));
+        assert_eq!(readiness.failures(), WriteFailures::default());
+    }
+
+    #[test]
+    fn each_failed_write_is_counted_by_its_reason() {
+        let readiness = Readiness::default();
+        readiness.note::<()>(&Err(full()));
+        readiness.note::<()>(&Err(full()));
+        readiness.failed(&StoreError::Unavailable("database is locked".to_owned()));
+        readiness.note(&Ok(()));
+        let failures = readiness.failures();
+        assert_eq!(failures.count(WriteFailure::Full), 2);
+        assert_eq!(failures.count(WriteFailure::Locked), 1);
+        assert_eq!(failures.count(WriteFailure::Other), 0);
     }
 
     #[test]

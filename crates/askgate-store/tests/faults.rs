@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use askgate_core::channel::{Delivery, MessageRef};
-use askgate_store::{QuestionRecord, QuestionStatus, SqliteStore, Store, StoreError};
+use askgate_store::{QuestionRecord, QuestionStatus, SqliteStore, Store, StoreError, WriteFailure};
 use support::*;
 use tmpfs::{Tmpfs, fill};
 use tokio::task::JoinSet;
@@ -74,6 +74,11 @@ async fn a_full_disk_fails_writes_until_space_is_back_and_loses_nothing() {
     assert!(
         reason.contains("full") || reason.contains("disk"),
         "readiness gives the reason: {reason}"
+    );
+    assert!(
+        store.write_failures().count(WriteFailure::Full) >= 1,
+        "the failed write is counted as a full disk: {:?}",
+        store.write_failures()
     );
 
     // Space is back: the very next write works, on a fresh connection.

@@ -9,7 +9,7 @@
 
 mod support;
 
-use askgate_store::StoreError;
+use askgate_store::{Store, StoreError, WriteFailure};
 use support::*;
 
 on_both_stores! {
@@ -49,6 +49,12 @@ async fn probe_row(fresh: &Fresh) -> (i64, String) {
         .text("SELECT coalesce(max(value), '') FROM settings WHERE key = 'readiness_probe'")
         .await;
     (count, value)
+}
+
+/// The failed writes the store counted, whatever their reason.
+fn failures(store: &dyn Store) -> u64 {
+    let counted = store.write_failures();
+    WriteFailure::ALL.iter().map(|reason| counted.count(*reason)).sum()
 }
 
 fn failed(outcome: Result<bool, StoreError>) {
@@ -96,4 +102,8 @@ async fn readiness_follows_the_writes_and_its_probe_never_outweighs_failing_ones
     store.insert(&record).await.unwrap();
     assert!(matches!(store.insert(&record).await, Err(StoreError::Duplicate(_))));
     store.ping().await.expect("a refusal by a rule leaves readiness alone");
+
+    // Each failed write was counted for metrics, the refusal was not, nor
+    // was the probe's write.
+    assert_eq!(failures(store.as_ref()), 5);
 }

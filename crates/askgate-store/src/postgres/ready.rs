@@ -226,4 +226,8 @@ impl Store for PgStore {
             }
         }
     }
+
+    fn write_failures(&self) -> crate::WriteFailures {
+        self.readiness.failures()
+    }
 }

@@ -572,6 +572,10 @@ impl Store for SqliteStore {
             }
         }
     }
+
+    fn write_failures(&self) -> crate::WriteFailures {
+        self.readiness.failures()
+    }
 }
 
 /// The database's identity: a random number in the header's
