@@ -13,24 +13,11 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{AGENT_TOKEN, ASKGATE, ME_KEY, POLL_TIMEOUT, Reply, Server};
+use support::{AGENT_TOKEN, ASKGATE, ME_KEY, POLL_TIMEOUT, Reply, Server, deploy_question};
 
 /// A second token for agent `one`, and a second page key for `me`.
 const NEW_TOKEN: &str = "svc-test-agent-one-rotated-0123456789abcdefgh";
 const NEW_KEY: &str = "svc-test-web-key-me-rotated-0123456789abcdefgh";
-
-fn prompt() -> Value {
-    json!({
-        "to": "me",
-        "questions": [{
-            "id": "deploy_target",
-            "header": "Deploy",
-            "question": "Where should this build go?",
-            "options": [{"label": "Staging"}, {"label": "Production"}]
-        }],
-        "timeoutSeconds": 600
-    })
-}
 
 /// Polls `condition` until it holds, within [`POLL_TIMEOUT`].
 async fn eventually<F, Fut>(what: &str, mut condition: F)
@@ -56,7 +43,7 @@ fn lines(log: &str) -> Vec<&str> {
 #[tokio::test]
 async fn json_logs_are_one_object_per_line_with_the_question_and_channel_as_fields() {
     let mut server = Server::start_with("", "[log]\nformat = \"json\"\n");
-    let resource = server.create(&prompt()).await;
+    let resource = server.create(&deploy_question()).await;
     let id = resource["id"].as_str().expect("an id").to_owned();
     let (status, _) = server.web_choose(ME_KEY, &id, "deploy_target", 1).await;
     assert_eq!(status, 200);
@@ -97,9 +84,9 @@ async fn json_logs_are_one_object_per_line_with_the_question_and_channel_as_fiel
 async fn the_configured_level_filters_and_rust_log_wins_over_it() {
     let quiet = "[log]\nlevel = \"warn\"\n";
     let mut configured = Server::start_with_log("", quiet, None);
-    configured.create(&prompt()).await;
+    configured.create(&deploy_question()).await;
     let mut overridden = Server::start_with_log("", quiet, Some("info"));
-    overridden.create(&prompt()).await;
+    overridden.create(&deploy_question()).await;
     let accepted = |log: &str| log.lines().any(|line| line.contains("question accepted"));
     eventually("an INFO event under RUST_LOG=info", || {
         let log = overridden.stderr();
@@ -119,7 +106,7 @@ async fn a_generated_token_and_page_key_are_announced_by_where_they_are_never_by
     let token = token.trim();
     assert!(token.starts_with("agt_") && token.len() > 40, "{token}");
     // The token works: the file is where an admin reads it from.
-    let (status, _) = server.post_json("/v1/questions", Some(token), &prompt()).await;
+    let (status, _) = server.post_json("/v1/questions", Some(token), &deploy_question()).await;
     assert_eq!(status, 201);
 
     let said = server.stdout();
@@ -170,7 +157,7 @@ async fn tokens_and_page_keys_rotate_on_sighup_while_an_agent_waits() {
         .http()
         .post(server.url("/v1/ask"))
         .bearer_auth(AGENT_TOKEN)
-        .json(&prompt())
+        .json(&deploy_question())
         .send()
         .await
         .expect("POST /v1/ask is answered");

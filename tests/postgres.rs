@@ -21,17 +21,9 @@ fn store_section(url: &str) -> String {
 }
 
 fn ask_body(session: &str) -> Value {
-    json!({
-        "to": "me",
-        "sessionId": session,
-        "questions": [{
-            "id": "deploy_target",
-            "header": "Deploy",
-            "question": "Where should this build go?",
-            "options": [{"label": "Staging (Recommended)"}, {"label": "Production"}]
-        }],
-        "timeoutSeconds": 600
-    })
+    let mut body = support::deploy_question();
+    body["sessionId"] = json!(session);
+    body
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -100,16 +100,7 @@ async fn an_older_askgate_serves_a_compatible_newer_schema_and_refuses_an_incomp
     );
     assert_eq!(stderr.matches(warned).count(), 1, "{stderr}");
     let asked = server
-        .create(&json!({
-            "to": "me",
-            "questions": [{
-                "id": "deploy_target",
-                "header": "Deploy",
-                "question": "Where should this build go?",
-                "options": [{"label": "Staging (Recommended)"}, {"label": "Production"}]
-            }],
-            "timeoutSeconds": 600
-        }))
+        .create(&support::deploy_question())
         .await;
     let id = asked["id"].as_str().expect("an id").to_owned();
     let (status, body) = server.web_choose(ME_KEY, &id, "deploy_target", 1).await;

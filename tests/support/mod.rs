@@ -56,6 +56,21 @@ pub(crate) fn repo_root() -> PathBuf {
         .expect("the repository root exists")
 }
 
+/// The spec's deploy question for `me`: one question, two options, ten
+/// minutes to answer.
+pub(crate) fn deploy_question() -> Value {
+    json!({
+        "to": "me",
+        "questions": [{
+            "id": "deploy_target",
+            "header": "Deploy",
+            "question": "Where should this build go?",
+            "options": [{"label": "Staging (Recommended)"}, {"label": "Production"}]
+        }],
+        "timeoutSeconds": 600
+    })
+}
+
 /// The configuration every harness server runs with.
 pub(crate) fn config_text(data_dir: &Path) -> String {
     config_text_with(data_dir, "")

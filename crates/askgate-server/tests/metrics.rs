@@ -5,9 +5,9 @@
 #![allow(clippy::unwrap_used)]
 
 mod support;
-use support::{Fixture, agent_one, fixture_in, send_to, state_in, web_recipient};
+use support::{Fixture, agent_one, fixture_in, one_agent_one_page, send_to, state_in, web_recipient};
 
-use askgate_server::{ServerSettings, WebKey};
+use askgate_server::ServerSettings;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use axum::routing::post;
@@ -18,14 +18,7 @@ const KEY: &str = "metrics-test-web-key-0123456789abcdefghij";
 
 async fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
-    let settings = ServerSettings {
-        agents: vec![agent_one(TOKEN)],
-        web_keys: vec![WebKey {
-            key: KEY.into(),
-            recipient: "me".into(),
-        }],
-        ..ServerSettings::default()
-    };
+    let settings = one_agent_one_page(TOKEN, KEY);
     fixture_in(dir, vec![web_recipient("me", "Me")], settings).await
 }
 

@@ -4,9 +4,9 @@
 #![allow(clippy::unwrap_used)]
 
 mod support;
-use support::{Fixture, agent_one, fixture_in, send_to, web_recipient};
+use support::{Fixture, fixture_in, one_agent_one_page, send_to, web_recipient};
 
-use askgate_server::{ServerSettings, WebKey};
+use askgate_server::ServerSettings;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use serde_json::{Value, json};
@@ -18,13 +18,8 @@ const KEY: &str = "router-test-web-key-0123456789abcdefghij";
 async fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let settings = ServerSettings {
-        agents: vec![agent_one(TOKEN)],
-        web_keys: vec![WebKey {
-            key: KEY.into(),
-            recipient: "me".into(),
-        }],
         max_body_bytes: 4096,
-        ..ServerSettings::default()
+        ..one_agent_one_page(TOKEN, KEY)
     };
     fixture_in(dir, vec![web_recipient("me", "Me")], settings).await
 }
@@ -555,13 +550,8 @@ async fn a_wrong_token_is_told_apart_from_a_missing_one_and_413_states_the_limit
 async fn error_bodies_quote_the_request_cut_short() {
     let dir = tempfile::tempdir().unwrap();
     let settings = ServerSettings {
-        agents: vec![agent_one(TOKEN)],
-        web_keys: vec![WebKey {
-            key: KEY.into(),
-            recipient: "me".into(),
-        }],
         max_body_bytes: 512 * 1024,
-        ..ServerSettings::default()
+        ..one_agent_one_page(TOKEN, KEY)
     };
     let fixture = fixture_in(dir, vec![web_recipient("me", "Me")], settings).await;
     let huge = "x".repeat(60_000);

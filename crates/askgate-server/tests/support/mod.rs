@@ -42,6 +42,18 @@ pub(crate) fn agent_one(token: &str) -> AgentToken {
     }
 }
 
+/// Settings with agent `one` (`token`) and `me`'s page at `key`.
+pub(crate) fn one_agent_one_page(token: &str, key: &str) -> ServerSettings {
+    ServerSettings {
+        agents: vec![agent_one(token)],
+        web_keys: vec![askgate_server::WebKey {
+            key: key.into(),
+            recipient: "me".into(),
+        }],
+        ..ServerSettings::default()
+    }
+}
+
 /// The state of a started engine over a store in `dir` with the web channel
 /// and `recipients`; shutdown is signalled by the returned sender (keep it).
 pub(crate) async fn state_in(
