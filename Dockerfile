@@ -32,8 +32,8 @@ LABEL org.opencontainers.image.title="askgate" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.version="${VERSION}"
 # A fixed uid/gid, so that a volume's owner reads the same on every host.
-RUN groupadd --system --gid 10001 askgate \
-    && useradd --system --uid 10001 --gid 10001 --home-dir /data --no-create-home \
+RUN groupadd --gid 10001 askgate \
+    && useradd --uid 10001 --gid 10001 --home-dir /data --no-create-home \
        --shell /usr/sbin/nologin askgate \
     && mkdir -p /data /etc/askgate \
     && chown 10001:10001 /data \
