@@ -137,11 +137,13 @@ impl AdapterKind for Slack {
                 if listed.is_empty() && keys.signing_secrets.is_none() {
                     check.problem(&key("signing_secret"), what, fix);
                 }
+                let count = listed.len();
                 let secrets: Vec<Secret> = listed
                     .into_iter()
                     .filter_map(|(key, value)| check.platform_secret(&key, Some(value), what, fix))
                     .collect();
-                (!secrets.is_empty()).then_some(Mode::Http {
+                // Every listed secret, or no channel: each missing one is a problem.
+                (count > 0 && secrets.len() == count).then_some(Mode::Http {
                     signing_secrets: secrets,
                 })
             }

@@ -153,7 +153,7 @@ pub(crate) async fn serve(config: Config, file: Option<PathBuf>) -> Result<()> {
     let base = config
         .public_url
         .clone()
-        .unwrap_or_else(|| format!("http://{address}"))
+        .unwrap_or_else(|| format!("http://{}", reachable(address)))
         .trim_end_matches('/')
         .to_owned();
     let metrics = Arc::new(Metrics::new());
@@ -549,6 +549,16 @@ impl Connect {
     }
 }
 
+/// An address a link can point at: a wildcard one (`0.0.0.0`, `[::]`),
+/// which no browser can open, becomes loopback on the same port.
+fn reachable(address: std::net::SocketAddr) -> std::net::SocketAddr {
+    match address.ip() {
+        std::net::IpAddr::V4(ip) if ip.is_unspecified() => (std::net::Ipv4Addr::LOCALHOST, address.port()).into(),
+        std::net::IpAddr::V6(ip) if ip.is_unspecified() => (std::net::Ipv6Addr::LOCALHOST, address.port()).into(),
+        _ => address,
+    }
+}
+
 /// The `Host` names `/mcp` answers to: loopback, `server.public_url`'s host,
 /// and the address askgate listens on when it is a specific one.
 fn mcp_hosts(public_url: Option<&str>, listen: std::net::IpAddr) -> Vec<String> {
@@ -604,5 +614,19 @@ impl Signals {
             });
             Self { stop, hangup: None }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reachable;
+
+    #[test]
+    fn links_for_a_wildcard_listen_address_point_at_loopback_on_its_port() {
+        let at = |text: &str| text.parse::<std::net::SocketAddr>().unwrap();
+        assert_eq!(reachable(at("0.0.0.0:8080")), at("127.0.0.1:8080"));
+        assert_eq!(reachable(at("[::]:8080")), at("[::1]:8080"));
+        assert_eq!(reachable(at("10.0.0.5:9000")), at("10.0.0.5:9000"));
+        assert_eq!(reachable(at("127.0.0.1:1")), at("127.0.0.1:1"));
     }
 }
