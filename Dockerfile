@@ -17,11 +17,16 @@ WORKDIR /src
 # cache mounts: a rebuild after a source change compiles askgate's own crates
 # only. The target directory is a cache, so the binary is copied out of it in
 # the same step. --locked: the image builds what Cargo.lock says, or fails.
+# cargo tells a workspace crate changed by its files' times, and COPY keeps
+# the context's: a file edited before the cached target's last build would
+# read as built already. Touching the workspace's sources rebuilds its own
+# crates every time (the dependencies stay cached).
 COPY . .
 RUN --mount=type=cache,target=/usr/local/cargo/registry,sharing=locked \
     --mount=type=cache,target=/usr/local/cargo/git,sharing=locked \
     --mount=type=cache,target=/src/target,sharing=locked \
-    cargo build --release --locked -p askgate \
+    find crates tests config deploy -type f -exec touch {} + \
+    && cargo build --release --locked -p askgate \
     && install -D -m 0755 target/release/askgate /out/askgate
 
 FROM debian:bookworm-slim AS runtime
