@@ -99,9 +99,7 @@ async fn an_older_askgate_serves_a_compatible_newer_schema_and_refuses_an_incomp
         "{line}"
     );
     assert_eq!(stderr.matches(warned).count(), 1, "{stderr}");
-    let asked = server
-        .create(&support::deploy_question())
-        .await;
+    let asked = server.create(&support::deploy_question()).await;
     let id = asked["id"].as_str().expect("an id").to_owned();
     let (status, body) = server.web_choose(ME_KEY, &id, "deploy_target", 1).await;
     assert_eq!((status, body), (200, json!({"status": "answered"})));
