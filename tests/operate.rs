@@ -10,30 +10,14 @@
 mod support;
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{AGENT_TOKEN, ASKGATE, ME_KEY, POLL_TIMEOUT, Reply, Server, deploy_question};
+use support::{AGENT_TOKEN, ASKGATE, ME_KEY, POLL_TIMEOUT, Reply, Server, deploy_question, until};
 
 /// A second token for agent `one`, and a second page key for `me`.
 const NEW_TOKEN: &str = "svc-test-agent-one-rotated-0123456789abcdefgh";
 const NEW_KEY: &str = "svc-test-web-key-me-rotated-0123456789abcdefgh";
-
-/// Polls `condition` until it holds, within [`POLL_TIMEOUT`].
-async fn eventually<F, Fut>(what: &str, mut condition: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + POLL_TIMEOUT;
-    while !condition().await {
-        assert!(
-            Instant::now() < deadline,
-            "{what} did not happen within {POLL_TIMEOUT:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 /// The lines of `log` that are not blank.
 fn lines(log: &str) -> Vec<&str> {
@@ -49,21 +33,25 @@ async fn json_logs_are_one_object_per_line_with_the_question_and_channel_as_fiel
     assert_eq!(status, 200);
     server.question_with_status(&id, "answered", POLL_TIMEOUT).await;
 
-    let deadline = Instant::now() + POLL_TIMEOUT;
-    let events: Vec<Value> = loop {
+    // Both events are logged by the time the question reads as answered;
+    // the log is read again until the second has reached the pipe.
+    let events: Vec<Value> = until("the \"question ended\" event in the log", POLL_TIMEOUT, || {
         let log = server.stderr();
-        let events: Vec<Value> = lines(&log)
-            .into_iter()
-            .map(|line| {
-                serde_json::from_str::<Value>(line)
-                    .unwrap_or_else(|error| panic!("a log line is not JSON ({error}): {line}\nthe log:\n{log}"))
-            })
-            .collect();
-        if events.iter().any(|event| event["message"] == "question ended") || Instant::now() > deadline {
-            break events;
+        async move {
+            let events: Vec<Value> = lines(&log)
+                .into_iter()
+                .map(|line| {
+                    serde_json::from_str::<Value>(line)
+                        .unwrap_or_else(|error| panic!("a log line is not JSON ({error}): {line}\nthe log:\n{log}"))
+                })
+                .collect();
+            events
+                .iter()
+                .any(|event| event["message"] == "question ended")
+                .then_some(events)
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    })
+    .await;
     for event in &events {
         assert!(event.is_object(), "{event}");
         assert!(event["timestamp"].is_string() && event["level"].is_string(), "{event}");
@@ -88,9 +76,9 @@ async fn the_configured_level_filters_and_rust_log_wins_over_it() {
     let mut overridden = Server::start_with_log("", quiet, Some("info"));
     overridden.create(&deploy_question()).await;
     let accepted = |log: &str| log.lines().any(|line| line.contains("question accepted"));
-    eventually("an INFO event under RUST_LOG=info", || {
+    until("an INFO event under RUST_LOG=info", POLL_TIMEOUT, || {
         let log = overridden.stderr();
-        async move { accepted(&log) }
+        async move { accepted(&log).then_some(()) }
     })
     .await;
     let log = configured.stderr();
@@ -184,8 +172,8 @@ async fn tokens_and_page_keys_rotate_on_sighup_while_an_agent_waits() {
         &format!("web_keys = [\"{NEW_KEY}\", \"{ME_KEY}\"]"),
     );
     server.signal("HUP");
-    eventually("the new token accepted after SIGHUP", || async {
-        status_with(&server, &id, NEW_TOKEN).await == 200
+    until("the new token accepted after SIGHUP", POLL_TIMEOUT, || async {
+        (status_with(&server, &id, NEW_TOKEN).await == 200).then_some(())
     })
     .await;
     assert_eq!(status_with(&server, &id, AGENT_TOKEN).await, 200);
@@ -200,9 +188,11 @@ async fn tokens_and_page_keys_rotate_on_sighup_while_an_agent_waits() {
     )
     .expect("written");
     server.signal("HUP");
-    eventually("the refused reload logged", || {
+    until("the refused reload logged", POLL_TIMEOUT, || {
         let log = server.stderr();
-        async move { log.contains("the configuration was not reloaded") && log.contains("agents.limited.colour") }
+        async move {
+            (log.contains("the configuration was not reloaded") && log.contains("agents.limited.colour")).then_some(())
+        }
     })
     .await;
     assert_eq!(status_with(&server, &id, AGENT_TOKEN).await, 200);
@@ -220,8 +210,8 @@ async fn tokens_and_page_keys_rotate_on_sighup_while_an_agent_waits() {
         &format!("web_key = \"{NEW_KEY}\""),
     );
     server.signal("HUP");
-    eventually("the old token refused after SIGHUP", || async {
-        status_with(&server, &id, AGENT_TOKEN).await == 401
+    until("the old token refused after SIGHUP", POLL_TIMEOUT, || async {
+        (status_with(&server, &id, AGENT_TOKEN).await == 401).then_some(())
     })
     .await;
     assert_eq!(page_status(&server, ME_KEY).await, 404);

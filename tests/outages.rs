@@ -18,7 +18,7 @@ use askgate_testkit::slack::FakeSlack;
 use askgate_testkit::telegram::{FakeTelegram, TgChat, TgUser};
 use serde_json::{Value, json};
 use support::chat::{deploy, report_if_failing};
-use support::{AGENT_TOKEN, ME_KEY, Server, metric};
+use support::{AGENT_TOKEN, ME_KEY, Server, metric, until};
 
 /// Alice in Telegram: her user id, and her private chat's.
 const ALICE_TG: i64 = 4242;
@@ -86,18 +86,6 @@ async fn failing_platform() -> (String, tokio::task::JoinHandle<()>) {
         let _ = axum::serve(listener, app).await;
     });
     (url, task)
-}
-
-/// What `probe` finds, polled until it finds something within `patience`.
-async fn until<T, F: Future<Output = Option<T>>>(what: &str, patience: Duration, mut probe: impl FnMut() -> F) -> T {
-    let deadline = Instant::now() + patience;
-    loop {
-        if let Some(found) = probe().await {
-            return found;
-        }
-        assert!(Instant::now() < deadline, "{what}: not within {patience:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// `/readyz`, which must say ready: the store takes writes, whatever the platforms do.

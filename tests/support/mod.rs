@@ -149,6 +149,32 @@ impl Process {
     }
 }
 
+/// Sends `signal` (`"TERM"`, `"HUP"`) to the process `pid` with kill(1).
+fn send_signal(signal: &str, pid: &str) {
+    let sent = Command::new("kill")
+        .args([&format!("-{signal}"), pid])
+        .status()
+        .expect("kill(1) runs");
+    assert!(sent.success(), "kill -{signal} {pid} failed: {sent}");
+}
+
+/// What `probe` finds, polled until it finds something; fails the test
+/// naming `what` after `patience`.
+pub(crate) async fn until<T, F: std::future::Future<Output = Option<T>>>(
+    what: &str,
+    patience: Duration,
+    mut probe: impl FnMut() -> F,
+) -> T {
+    let deadline = Instant::now() + patience;
+    loop {
+        if let Some(found) = probe().await {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "{what}: not within {patience:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// The keys whose values are secrets, in any section of a configuration.
 const SECRET_KEYS: [&str; 12] = [
     "token",
@@ -403,11 +429,7 @@ impl Server {
     }
 
     async fn signal_until_exit(process: &mut Process, pid: &str, within: Duration) -> ExitStatus {
-        let sent = Command::new("kill")
-            .args(["-TERM", pid])
-            .status()
-            .expect("kill(1) runs");
-        assert!(sent.success(), "kill -TERM {pid} failed: {sent}");
+        send_signal("TERM", pid);
         let deadline = Instant::now() + within;
         loop {
             if let Some(status) = process.child.try_wait().expect("the child can be waited for") {
@@ -441,12 +463,7 @@ impl Server {
 
     /// Sends `signal` (`"HUP"`) to the running askgate.
     pub(crate) fn signal(&self, signal: &str) {
-        let pid = self.pid().to_string();
-        let sent = Command::new("kill")
-            .args([&format!("-{signal}"), &pid])
-            .status()
-            .expect("kill(1) runs");
-        assert!(sent.success(), "kill -{signal} {pid} failed: {sent}");
+        send_signal(signal, &self.pid().to_string());
     }
 
     /// `http://127.0.0.1:PORT`.

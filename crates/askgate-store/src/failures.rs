@@ -108,6 +108,11 @@ impl WriteFailures {
         self.0[Self::slot(reason)]
     }
 
+    /// The failures of every reason.
+    pub(crate) fn total(&self) -> u64 {
+        self.0.iter().fold(0, |total, count| total.saturating_add(*count))
+    }
+
     /// Counts one more failure of `reason`.
     pub(crate) fn add(&mut self, reason: WriteFailure) {
         let slot = &mut self.0[Self::slot(reason)];
@@ -175,5 +180,6 @@ mod tests {
         assert_eq!(failures.count(WriteFailure::Locked), 1);
         assert_eq!(failures.count(WriteFailure::Unavailable), 0);
         assert_eq!(failures.count(WriteFailure::Other), 0);
+        assert_eq!(failures.total(), 3);
     }
 }

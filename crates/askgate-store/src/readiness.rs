@@ -63,10 +63,9 @@ struct State {
     failed: Option<String>,
     /// Whether a real write failed since the previous ping.
     failed_since_ping: bool,
-    /// Real writes failed so far.
-    failures: u64,
-    /// The same, by reason, for metrics.
-    by_reason: WriteFailures,
+    /// Real writes failed so far, by reason (metrics read them; their total
+    /// is a probe's ticket).
+    failures: WriteFailures,
 }
 
 impl Readiness {
@@ -95,13 +94,12 @@ impl Readiness {
         let mut state = self.lock();
         state.failed = Some(reason);
         state.failed_since_ping = true;
-        state.failures += 1;
-        state.by_reason.add(WriteFailure::of(error));
+        state.failures.add(WriteFailure::of(error));
     }
 
     /// The real writes failed so far, by reason ([`crate::Store::write_failures`]).
     pub(crate) fn failures(&self) -> WriteFailures {
-        self.lock().by_reason
+        self.lock().failures
     }
 
     /// What a ping says before probing (rules 1 and 3); starts the next
@@ -112,14 +110,14 @@ impl Readiness {
         match &state.failed {
             None => Verdict::Ready,
             Some(reason) if failed_since_ping => Verdict::NotReady(not_ready(reason)),
-            Some(_) => Verdict::Probe(Ticket(state.failures)),
+            Some(_) => Verdict::Probe(Ticket(state.failures.total())),
         }
     }
 
     /// What a ping says after its probe's `outcome`.
     pub(crate) fn probed(&self, ticket: Ticket, outcome: Result<(), StoreError>) -> Result<(), StoreError> {
         let mut state = self.lock();
-        if state.failures != ticket.0 {
+        if state.failures.total() != ticket.0 {
             // A real write failed while the probe ran: it outweighs it.
             let reason = state.failed.clone().unwrap_or_default();
             return Err(not_ready(&reason));

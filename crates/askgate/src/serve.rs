@@ -479,10 +479,8 @@ impl Reload {
             tracing::warn!("askgate runs on its embedded configuration: there is no file to reload");
             return;
         };
-        let config = match crate::read_config(Some(file)).and_then(|text| {
-            crate::config::parse(&text, &|name| std::env::var(name).ok())
-                .map_err(|problems| anyhow::anyhow!("{}", problems.to_string().replace('\n', "; ")))
-        }) {
+        // Each problem on a line of its own: the log writer keeps the event on one line.
+        let config = match crate::load_config(Some(file)) {
             Ok(config) => config,
             Err(error) => {
                 tracing::warn!(file = %file.display(), error = %format!("{error:#}"), "the configuration was not reloaded: the tokens and keys in force stay");
