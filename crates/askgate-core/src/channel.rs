@@ -369,6 +369,53 @@ impl ChannelError {
     }
 }
 
+/// A short message that follows a question: a reminder under its prompt, a
+/// word on an earlier copy that it was escalated, a note to an admin that a
+/// question could not reach its person ([`Channel::nudge`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Nudge<'a> {
+    /// Where: the conversation (and thread) of the question's copy, or an
+    /// admin's recipient's destination.
+    pub to: &'a Destination,
+    /// The message it replies to (the prompt's first message): a Telegram
+    /// reply, a Discord reply, a Slack thread reply. `None`: a message of its
+    /// own in `to`.
+    pub reply_to: Option<&'a MessageRef>,
+    /// askgate's own words, plain: the adapter escapes them for its markup.
+    pub text: &'a str,
+    /// The people it mentions, before the text, by platform user id (the
+    /// display name is what a platform that mentions by link shows). Only
+    /// these are mentioned: everything else in the message stays inert.
+    pub mention: &'a [UserRef],
+}
+
+impl<'a> Nudge<'a> {
+    /// A nudge of `text` to `to`, replying to nothing and mentioning nobody.
+    pub fn new(to: &'a Destination, text: &'a str) -> Self {
+        Self {
+            to,
+            reply_to: None,
+            text,
+            mention: &[],
+        }
+    }
+
+    /// The same nudge as a reply to `message`.
+    #[must_use]
+    pub fn replying_to(mut self, message: Option<&'a MessageRef>) -> Self {
+        self.reply_to = message;
+        self
+    }
+
+    /// The same nudge, mentioning `people`.
+    #[must_use]
+    pub fn mentioning(mut self, people: &'a [UserRef]) -> Self {
+        self.mention = people;
+        self
+    }
+}
+
 /// A platform adapter, as the engine uses it.
 #[async_trait]
 pub trait Channel: Send + Sync + 'static {
@@ -390,6 +437,16 @@ pub trait Channel: Send + Sync + 'static {
     /// ([`Summary::within`], counted after escaping) added under the original
     /// text, which gives way where both do not fit. Never deletes.
     async fn finish(&self, delivery: &Delivery, prompt: &Presentation, summary: &Summary) -> Result<(), ChannelError>;
+
+    /// Sends a [`Nudge`]: one short message, a reply to `nudge.reply_to`
+    /// when given (in its thread), mentioning exactly `nudge.mention`. The
+    /// default sends nothing: a channel with no messages of its own
+    /// (askgate's page shows a reminder itself). Every chat adapter
+    /// implements it.
+    async fn nudge(&self, nudge: &Nudge<'_>) -> Result<(), ChannelError> {
+        let _ = nudge;
+        Ok(())
+    }
 
     /// Whether delivering sends nothing anywhere and ending edits nothing:
     /// askgate's own page, which shows every question from the store. The

@@ -85,6 +85,34 @@ impl Chrome {
         }
     }
 
+    /// A reminder under a prompt nobody answered yet, `left` seconds before
+    /// it expires.
+    pub fn reminder(self, left: u32) -> String {
+        let left = self.duration(left);
+        match self.0 {
+            Locale::En => format!("Still waiting for your answer — {left} left."),
+            Locale::ZhCn => format!("仍在等待你的回答——还剩 {left}。"),
+        }
+    }
+
+    /// The word under a copy of a question that was escalated to `to`
+    /// (a recipient's display name).
+    pub fn escalated(self, to: &str) -> String {
+        match self.0 {
+            Locale::En => format!("No answer yet, so this question was also sent to {to}. The first answer counts."),
+            Locale::ZhCn => format!("尚未收到回答，此问题已同时发送给 {to}，以最先收到的回答为准。"),
+        }
+    }
+
+    /// What an admin is told when a question for `recipient` could not
+    /// reach them on `channel`, and why.
+    pub fn undeliverable(self, recipient: &str, channel: &str, reason: &str) -> String {
+        match self.0 {
+            Locale::En => format!("A question for {recipient} could not be delivered on {channel}: {reason}"),
+            Locale::ZhCn => format!("发给 {recipient} 的问题无法通过 {channel} 送达：{reason}"),
+        }
+    }
+
     /// The first line of every prompt.
     pub fn heading(self, questions: usize, timeout_seconds: u32) -> String {
         let within = self.duration(timeout_seconds);

@@ -618,6 +618,7 @@ impl Engine {
             created_at: now,
             progress: Answers::new(),
             resolution: None,
+            steps: Vec::new(),
         };
         match self.inner.store.insert_with(&record, &rules).await {
             Ok(Inserted::New) => {}

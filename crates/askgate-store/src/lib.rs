@@ -22,12 +22,14 @@ mod record;
 mod row;
 mod schema;
 mod sqlite;
+mod steps;
 mod surfaces;
 
 pub use failures::{WriteFailure, WriteFailures};
 pub use postgres::PgStore;
-pub use record::{QuestionRecord, QuestionStatus, Resolution, Surface, SurfaceState, Timestamp};
+pub use record::{QuestionRecord, QuestionStatus, Resolution, Step, StepKind, Surface, SurfaceState, Timestamp};
 pub use sqlite::SqliteStore;
+pub use steps::StepWrite;
 pub use surfaces::SurfaceWrite;
 
 use std::path::PathBuf;
@@ -318,6 +320,16 @@ pub trait Store: Send + Sync + 'static {
     /// when a cap is reached since), then the caps
     /// ([`StoreError::TooManyPending`]), then the session rule.
     async fn insert_with(&self, question: &QuestionRecord, rules: &InsertRules) -> Result<Inserted, StoreError>;
+
+    /// Takes a step of the question's plan ([`StepWrite`]) in one write
+    /// that only one caller wins, across processes: the question as written,
+    /// or `None` when nothing was taken (taken before, the question ended,
+    /// no such question or step).
+    async fn take_step(&self, id: &QuestionId, write: StepWrite<'_>) -> Result<Option<QuestionRecord>, StoreError>;
+
+    /// Pending questions with a step of their plan due at `now` or before,
+    /// the longest due first, at most `limit`.
+    async fn steps_due(&self, now: Timestamp, limit: u32) -> Result<Vec<QuestionRecord>, StoreError>;
 
     /// The question with this id.
     async fn get(&self, id: &QuestionId) -> Result<Option<QuestionRecord>, StoreError>;

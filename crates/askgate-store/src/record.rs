@@ -159,6 +159,10 @@ pub struct Surface {
     /// (or have nothing to edit: askgate's own page).
     #[serde(default)]
     pub finished: bool,
+    /// The recipient it was escalated to ([`StepKind::Escalate`]); `None`:
+    /// a surface of the question's own recipient.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recipient: Option<String>,
 }
 
 impl Surface {
@@ -172,6 +176,24 @@ impl Surface {
             delivery: None,
             reason: None,
             finished: false,
+            recipient: None,
+        }
+    }
+
+    /// The same surface, of the recipient a question was escalated to.
+    #[must_use]
+    pub fn escalated_to(mut self, recipient: &str) -> Self {
+        self.recipient = Some(recipient.to_owned());
+        self
+    }
+
+    /// What names this surface among its question's: its channel, for the
+    /// question's own recipient (one surface per channel); `channel@name`
+    /// for one it was escalated to, which may share a channel with another.
+    pub fn key(&self) -> String {
+        match &self.recipient {
+            None => self.channel.clone(),
+            Some(recipient) => format!("{}@{recipient}", self.channel),
         }
     }
 
@@ -190,6 +212,64 @@ impl Surface {
     /// Whether messages of it wait to be edited into the summary.
     pub fn to_edit(&self) -> bool {
         self.delivery.is_some() && !self.finished
+    }
+}
+
+/// What a step of a question's plan does when its time comes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum StepKind {
+    /// Nudges the people who may answer, under each delivered copy.
+    Remind,
+    /// Delivers the question to another recipient too ([`Step::to`]).
+    Escalate,
+    /// Tells an admin recipient ([`Step::to`]) that a surface failed: taken
+    /// once per question, when the first surface fails.
+    NotifyFailure,
+}
+
+/// One timed step of a question's plan (a reminder, an escalation), or a
+/// one-off taken when something happened (a failure notice). A step is
+/// taken (`done`) in the store before anything is sent for it, in a write
+/// that only one process wins: it is sent at most once, across restarts
+/// and replicas.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Step {
+    /// What it does.
+    pub kind: StepKind,
+    /// When it is due (after quiet hours held it).
+    pub at: Timestamp,
+    /// When it was due before the quiet hours of the person it reaches
+    /// held it to their end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_from: Option<Timestamp>,
+    /// The recipient it reaches: an escalation's, a failure notice's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    /// When it was taken; `None` while it waits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub done: Option<Timestamp>,
+}
+
+impl Step {
+    /// A step of `kind` due `at`.
+    pub fn planned(kind: StepKind, at: Timestamp) -> Self {
+        Self {
+            kind,
+            at,
+            held_from: None,
+            to: None,
+            done: None,
+        }
+    }
+
+    /// The same step, reaching `recipient`.
+    #[must_use]
+    pub fn to(mut self, recipient: &str) -> Self {
+        self.to = Some(recipient.to_owned());
+        self
     }
 }
 
@@ -222,12 +302,31 @@ pub struct QuestionRecord {
     pub progress: Answers,
     /// How it ended, once it has.
     pub resolution: Option<Resolution>,
+    /// Its plan: reminders and escalations, in time order, and what was
+    /// taken of it.
+    pub steps: Vec<Step>,
 }
 
 impl QuestionRecord {
-    /// Its surface on `channel`.
+    /// Its surface on `channel`, of its own recipient.
     pub fn surface(&self, channel: &str) -> Option<&Surface> {
-        self.surfaces.iter().find(|surface| surface.channel == channel)
+        self.surfaces
+            .iter()
+            .find(|surface| surface.channel == channel && surface.recipient.is_none())
+    }
+
+    /// Its surface named `key` ([`Surface::key`]).
+    pub fn surface_by_key(&self, key: &str) -> Option<&Surface> {
+        self.surfaces.iter().find(|surface| surface.key() == key)
+    }
+
+    /// When its next step waiting to be taken is due.
+    pub fn next_step_at(&self) -> Option<Timestamp> {
+        self.steps
+            .iter()
+            .filter(|step| step.done.is_none())
+            .map(|step| step.at)
+            .min()
     }
 
     /// The channel of its first surface: where a question shown on one

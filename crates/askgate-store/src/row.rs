@@ -15,7 +15,7 @@ use crate::{QuestionRecord, QuestionStatus, StoreError};
 macro_rules! question_columns {
     () => {
         "id, status, agent, session_id, run_id, recipient, surfaces, locale, request, \
-         created_at, expires_at, progress, resolution"
+         created_at, expires_at, progress, resolution, steps"
     };
 }
 pub(crate) use question_columns;
@@ -71,6 +71,7 @@ pub(crate) struct QuestionRow {
     expires_at: i64,
     progress: String,
     resolution: Option<String>,
+    steps: String,
 }
 
 impl QuestionRow {
@@ -91,6 +92,7 @@ impl QuestionRow {
             .as_deref()
             .map(|json| decode_json(raw, "resolution", json))
             .transpose()?;
+        let steps = decode_json(raw, "steps", &self.steps)?;
         Ok(QuestionRecord {
             id,
             status,
@@ -105,6 +107,7 @@ impl QuestionRow {
             expires_at: self.expires_at,
             progress,
             resolution,
+            steps,
         })
     }
 }
@@ -126,6 +129,7 @@ impl QuestionRow {
             expires_at: row.get(10)?,
             progress: row.get(11)?,
             resolution: row.get(12)?,
+            steps: row.get(13)?,
         })
     }
 }

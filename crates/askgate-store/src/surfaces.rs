@@ -20,14 +20,14 @@ pub enum SurfaceWrite<'a> {
     Finished,
 }
 
-/// Applies `write` to the surface on `channel`.
+/// Applies `write` to the surface named `channel` ([`Surface::key`]).
 pub(crate) fn apply(
     id: &QuestionId,
     surfaces: &mut [Surface],
     channel: &str,
     write: &SurfaceWrite<'_>,
 ) -> Result<(), StoreError> {
-    let Some(surface) = surfaces.iter_mut().find(|surface| surface.channel == channel) else {
+    let Some(surface) = surfaces.iter_mut().find(|surface| surface.key() == channel) else {
         return Err(StoreError::Corrupt(format!(
             "question {id} has no surface on channel \"{channel}\""
         )));

@@ -10,7 +10,8 @@ mod support;
 use askgate_core::channel::{Delivery, UserRef};
 use askgate_core::{AnswerItem, Answers, Locale};
 use askgate_store::{
-    ProgressSaved, QuestionRecord, QuestionStatus, Resolution, SqliteStore, Store, StoreError, Surface, SurfaceState,
+    ProgressSaved, QuestionRecord, QuestionStatus, Resolution, SqliteStore, Step, StepKind, Store, StoreError, Surface,
+    SurfaceState,
 };
 use support::*;
 
@@ -77,6 +78,7 @@ async fn a_record_with_every_field_set_reads_back_equal(fresh: Fresh) {
                 ])),
                 reason: None,
                 finished: true,
+                recipient: None,
             },
             Surface {
                 reason: Some("the bot was blocked".to_owned()),
@@ -111,6 +113,14 @@ async fn a_record_with_every_field_set_reads_back_equal(fresh: Fresh) {
             via: Some("telegram".to_owned()),
             surface: Some("telegram".to_owned()),
         }),
+        steps: vec![
+            Step {
+                held_from: Some(1_700_000_200_000),
+                done: Some(1_700_000_300_000),
+                ..Step::planned(StepKind::Remind, 1_700_000_300_000)
+            },
+            Step::planned(StepKind::Escalate, 1_700_000_400_000).to("lead"),
+        ],
     };
 
     store.insert(&record).await.unwrap();

@@ -38,6 +38,7 @@ pub(super) async fn insert(
         surfaces: encode(&question.surfaces)?,
         progress: encode(&question.progress)?,
         resolution: question.resolution.as_ref().map(encode).transpose()?,
+        steps: encode(&question.steps)?,
     };
     let mut last = String::new();
     for _ in 0..ATTEMPTS {
@@ -68,6 +69,7 @@ struct Columns {
     surfaces: String,
     progress: String,
     resolution: Option<String>,
+    steps: String,
 }
 
 async fn attempt(
@@ -99,8 +101,9 @@ async fn attempt(
     }
     let inserted = sqlx::query(
         "INSERT INTO questions (id, status, agent, session_id, run_id, recipient, surfaces, \
-         locale, request, created_at, expires_at, progress, resolution, resolved_at, finished) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+         locale, request, created_at, expires_at, progress, resolution, resolved_at, finished, \
+         steps, next_step_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
     )
     .bind(question.id.as_str())
     .bind(question.status.as_str())
@@ -117,6 +120,8 @@ async fn attempt(
     .bind(&columns.resolution)
     .bind(question.resolution.as_ref().map(|resolution| resolution.at))
     .bind(crate::surfaces::all_finished(&question.surfaces))
+    .bind(&columns.steps)
+    .bind(question.next_step_at())
     .execute(&mut **tx)
     .await;
     if let Some(constraint) = unique_violation(&inserted) {

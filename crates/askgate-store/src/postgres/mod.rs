@@ -41,6 +41,7 @@ use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 
 use crate::row::{QuestionRow, decode_all, decode_expired, decode_id, encode, question_columns};
 use crate::schema;
+use crate::steps::{self, StepWrite};
 use crate::surfaces::{self, SurfaceWrite};
 use crate::{
     Change, EventKey, ForEvent, InsertRules, Inserted, PendingDeadline, ProgressSaved, Pruned, QuestionRecord,
@@ -154,6 +155,11 @@ impl Store for Pg {
             return Ok(None);
         };
         surfaces::apply(id, &mut record.surfaces, channel, &write)?;
+        // The channel the messages are on: `channel` names the surface,
+        // which for an escalated one is `channel@recipient`.
+        let on = record
+            .surface_by_key(channel)
+            .map_or_else(|| channel.to_owned(), |surface| surface.channel.clone());
         sqlx::query("UPDATE questions SET surfaces = $1, finished = $2 WHERE id = $3")
             .bind(encode(&record.surfaces)?)
             .bind(surfaces::all_finished(&record.surfaces))
@@ -162,11 +168,50 @@ impl Store for Pg {
             .await?;
         if let SurfaceWrite::Delivered(delivery) = write {
             for message in &delivery.messages {
-                index_message(&mut tx, id, channel, message).await?;
+                index_message(&mut tx, id, &on, message).await?;
             }
         }
         tx.commit().await?;
         Ok(Some(record))
+    }
+
+    /// Takes a step of the question's plan in one transaction that holds
+    /// its row (`FOR UPDATE`): of two replicas taking the same step, the
+    /// second sees it taken.
+    async fn take_step(&self, id: &QuestionId, write: StepWrite<'_>) -> Result<Option<QuestionRecord>, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let row = sqlx::query_as::<_, QuestionRow>(select_questions!("WHERE id = $1 FOR UPDATE"))
+            .bind(id.as_str())
+            .fetch_optional(&mut *tx)
+            .await?;
+        let Some(mut record) = row.map(QuestionRow::decode).transpose()? else {
+            return Ok(None);
+        };
+        if !steps::apply(&mut record, &write) {
+            return Ok(None);
+        }
+        sqlx::query("UPDATE questions SET steps = $1, next_step_at = $2, surfaces = $3, finished = $4 WHERE id = $5")
+            .bind(encode(&record.steps)?)
+            .bind(record.next_step_at())
+            .bind(encode(&record.surfaces)?)
+            .bind(surfaces::all_finished(&record.surfaces))
+            .bind(id.as_str())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(Some(record))
+    }
+
+    async fn steps_due(&self, now: Timestamp, limit: u32) -> Result<Vec<QuestionRecord>, StoreError> {
+        let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
+            "WHERE status = 'pending' AND next_step_at IS NOT NULL AND next_step_at <= $1 \
+             ORDER BY next_step_at LIMIT $2"
+        ))
+        .bind(now)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        decode_all(rows)
     }
 
     /// Stores the record as given, as [`crate::SqliteStore`] does: an ended

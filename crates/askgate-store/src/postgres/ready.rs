@@ -9,6 +9,7 @@ use async_trait::async_trait;
 
 use super::{Pg, PgStore};
 use crate::readiness::{PROBE_BYTES, PROBE_KEY, Verdict};
+use crate::steps::StepWrite;
 use crate::surfaces::SurfaceWrite;
 use crate::{
     Change, EventKey, ForEvent, InsertRules, Inserted, PendingDeadline, ProgressSaved, Pruned, QuestionRecord,
@@ -59,6 +60,14 @@ impl Store for PgStore {
         write: SurfaceWrite<'_>,
     ) -> Result<Option<QuestionRecord>, StoreError> {
         self.noted(self.inner.write_surface(id, channel, write).await)
+    }
+
+    async fn take_step(&self, id: &QuestionId, write: StepWrite<'_>) -> Result<Option<QuestionRecord>, StoreError> {
+        self.noted(self.inner.take_step(id, write).await)
+    }
+
+    async fn steps_due(&self, now: Timestamp, limit: u32) -> Result<Vec<QuestionRecord>, StoreError> {
+        self.inner.steps_due(now, limit).await
     }
 
     async fn attach_message(&self, id: &QuestionId, channel: &str, message: &MessageRef) -> Result<(), StoreError> {

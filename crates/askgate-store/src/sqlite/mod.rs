@@ -35,6 +35,7 @@ use self::writes::NewQuestion;
 use crate::readiness::{Readiness, Verdict};
 use crate::row::{QuestionRow, decode_all, decode_id, encode, question_columns};
 use crate::schema;
+use crate::steps::{OwnedStep, StepWrite};
 use crate::surfaces::SurfaceWrite;
 use crate::{
     EventKey, ForEvent, InsertRules, Inserted, PendingDeadline, ProgressSaved, Pruned, QuestionRecord, Resolution,
@@ -170,6 +171,27 @@ impl Store for SqliteStore {
             .await
     }
 
+    /// [`writes::take_step`] on the writer thread.
+    async fn take_step(&self, id: &QuestionId, write: StepWrite<'_>) -> Result<Option<QuestionRecord>, StoreError> {
+        let id = id.clone();
+        let write = OwnedStep::from(write);
+        self.writer
+            .write(move |conn| writes::take_step(conn, &id, &write.as_write()))
+            .await
+    }
+
+    async fn steps_due(&self, now: Timestamp, limit: u32) -> Result<Vec<QuestionRecord>, StoreError> {
+        let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
+            "WHERE status = 'pending' AND next_step_at IS NOT NULL AND next_step_at <= ? \
+             ORDER BY next_step_at LIMIT ?"
+        ))
+        .bind(now)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        decode_all(rows)
+    }
+
     /// Stores the record as given. The engine inserts pending questions; a
     /// record that has ended already is stored too (its `resolved_at` column
     /// is its resolution's time), and neither the session rule nor the caps
@@ -180,6 +202,7 @@ impl Store for SqliteStore {
             surfaces: encode(&question.surfaces)?,
             progress: encode(&question.progress)?,
             resolution: question.resolution.as_ref().map(encode).transpose()?,
+            steps: encode(&question.steps)?,
             record: question.clone(),
         };
         let rules = rules.clone();

@@ -11,6 +11,7 @@ use rusqlite::{Connection, OptionalExtension as _, params};
 use super::writer::unavailable;
 use crate::readiness::{PROBE_BYTES, PROBE_KEY};
 use crate::row::{QuestionRow, decode_id, decode_json, encode, question_columns};
+use crate::steps::{self, StepWrite};
 use crate::surfaces::{self, SurfaceWrite, all_finished};
 use crate::{
     IdempotencyKey, InsertRules, Inserted, PendingScope, ProgressSaved, Pruned, QuestionRecord, QuestionStatus,
@@ -25,6 +26,7 @@ pub(super) struct NewQuestion {
     pub(super) surfaces: String,
     pub(super) progress: String,
     pub(super) resolution: Option<String>,
+    pub(super) steps: String,
 }
 
 /// [`crate::Store::insert_with`]: the idempotency key, the caps, then the
@@ -53,8 +55,9 @@ pub(super) fn insert(conn: &Connection, new: &NewQuestion, rules: &InsertRules) 
     let inserted = conn
         .prepare_cached(
             "INSERT INTO questions (id, status, agent, session_id, run_id, recipient, surfaces, \
-             locale, request, created_at, expires_at, progress, resolution, resolved_at, finished) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             locale, request, created_at, expires_at, progress, resolution, resolved_at, finished, \
+             steps, next_step_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .and_then(|mut statement| {
             statement.execute(params![
@@ -73,6 +76,8 @@ pub(super) fn insert(conn: &Connection, new: &NewQuestion, rules: &InsertRules) 
                 new.resolution,
                 resolved_at,
                 all_finished(&question.surfaces),
+                new.steps,
+                question.next_step_at(),
             ])
         });
     match inserted {
@@ -209,6 +214,11 @@ pub(super) fn write_surface(
     };
     surfaces::apply(id, &mut record.surfaces, channel, write)?;
     let json = encode(&record.surfaces)?;
+    // The channel the messages are on: `channel` names the surface, which
+    // for an escalated one is `channel@recipient`.
+    let on = record
+        .surface_by_key(channel)
+        .map_or_else(|| channel.to_owned(), |surface| surface.channel.clone());
     conn.prepare_cached("UPDATE questions SET surfaces = ?, finished = ? WHERE id = ?")
         .and_then(|mut statement| {
             statement.execute(params![json, surfaces::all_finished(&record.surfaces), id.as_str()])
@@ -216,9 +226,37 @@ pub(super) fn write_surface(
         .map_err(unavailable)?;
     if let SurfaceWrite::Delivered(delivery) = write {
         for message in &delivery.messages {
-            index_message(conn, id, channel, message)?;
+            index_message(conn, id, &on, message)?;
         }
     }
+    Ok(Some(record))
+}
+
+/// [`crate::Store::take_step`]: the plan (and an escalation's surfaces)
+/// read and written back on the one writer thread, so that one write wins.
+pub(super) fn take_step(
+    conn: &Connection,
+    id: &QuestionId,
+    write: &StepWrite<'_>,
+) -> Result<Option<QuestionRecord>, StoreError> {
+    let Some(mut record) = read(conn, id)? else {
+        return Ok(None);
+    };
+    if !steps::apply(&mut record, write) {
+        return Ok(None);
+    }
+    let (steps, surfaces) = (encode(&record.steps)?, encode(&record.surfaces)?);
+    conn.prepare_cached("UPDATE questions SET steps = ?, next_step_at = ?, surfaces = ?, finished = ? WHERE id = ?")
+        .and_then(|mut statement| {
+            statement.execute(params![
+                steps,
+                record.next_step_at(),
+                surfaces,
+                surfaces::all_finished(&record.surfaces),
+                id.as_str()
+            ])
+        })
+        .map_err(unavailable)?;
     Ok(Some(record))
 }
 

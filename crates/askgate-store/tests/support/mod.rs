@@ -211,6 +211,7 @@ pub(crate) fn question(name: &str, created_at: i64) -> QuestionRecord {
         expires_at: created_at + 600_000,
         progress: Answers::new(),
         resolution: None,
+        steps: Vec::new(),
     }
 }
 
