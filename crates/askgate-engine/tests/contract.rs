@@ -216,7 +216,7 @@ fn already_sent(chat: &FakeChannel) -> Vec<(usize, usize)> {
             Call::Deliver {
                 already_sent, delivery, ..
             } => Some((*already_sent, delivery.messages.len())),
-            Call::Finish { .. } => None,
+            Call::Finish { .. } | Call::Nudge { .. } => None,
         })
         .collect()
 }

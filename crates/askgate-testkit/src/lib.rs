@@ -14,7 +14,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, Destination, MessageRef, Outgoing};
+use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, Destination, MessageRef, Nudge, Outgoing};
 use askgate_core::render::{ButtonLimits, FormLimits, FreeTextInput};
 use askgate_core::{Capabilities, Presentation, Summary};
 use async_trait::async_trait;
@@ -50,6 +50,17 @@ pub enum Call {
         delivery: Delivery,
         /// The summary.
         summary: String,
+    },
+    /// `nudge`: a reminder, an escalation's word, a note to an admin.
+    Nudge {
+        /// Where.
+        to: Destination,
+        /// The message it replied to.
+        reply_to: Option<MessageRef>,
+        /// The text.
+        text: String,
+        /// The platform ids of the people it mentioned.
+        mention: Vec<String>,
     },
 }
 
@@ -189,7 +200,7 @@ impl FakeChannel {
                 Call::Deliver {
                     presentation, delivery, ..
                 } => Some((presentation, delivery)),
-                Call::Finish { .. } => None,
+                Call::Finish { .. } | Call::Nudge { .. } => None,
             })
             .collect()
     }
@@ -200,7 +211,24 @@ impl FakeChannel {
             .into_iter()
             .filter_map(|call| match call {
                 Call::Finish { summary, .. } => Some(summary),
-                Call::Deliver { .. } => None,
+                Call::Deliver { .. } | Call::Nudge { .. } => None,
+            })
+            .collect()
+    }
+
+    /// The nudges sent so far: (where, the message replied to, the text,
+    /// the people mentioned).
+    pub fn nudges(&self) -> Vec<(Destination, Option<MessageRef>, String, Vec<String>)> {
+        self.calls()
+            .into_iter()
+            .filter_map(|call| match call {
+                Call::Nudge {
+                    to,
+                    reply_to,
+                    text,
+                    mention,
+                } => Some((to, reply_to, text, mention)),
+                Call::Deliver { .. } | Call::Finish { .. } => None,
             })
             .collect()
     }
@@ -300,6 +328,19 @@ impl Channel for FakeChannel {
         self.record(Call::Finish {
             delivery: delivery.clone(),
             summary: summary.full().to_owned(),
+        });
+        Ok(())
+    }
+
+    async fn nudge(&self, nudge: &Nudge<'_>) -> Result<(), ChannelError> {
+        if self.sends_nothing {
+            return Ok(());
+        }
+        self.record(Call::Nudge {
+            to: nudge.to.clone(),
+            reply_to: nudge.reply_to.cloned(),
+            text: nudge.text.to_owned(),
+            mention: nudge.mention.iter().map(|person| person.id.clone()).collect(),
         });
         Ok(())
     }
