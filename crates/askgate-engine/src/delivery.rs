@@ -38,51 +38,64 @@ impl Engine {
     /// question's `deliver:<id>` lease as `holder` on a shared store
     /// ([`Engine::hold_delivery`]).
     pub(crate) fn spawn_deliveries_holding(&self, record: &QuestionRecord, holder: &str) {
-        for surface in &record.surfaces {
-            if surface.state != SurfaceState::Sending {
-                continue;
-            }
+        let keys: Vec<String> = record
+            .surfaces
+            .iter()
+            .filter(|surface| surface.state == SurfaceState::Sending)
+            .map(Surface::key)
+            .collect();
+        self.spawn_deliveries_to(record, &keys, holder);
+    }
+
+    /// Delivers the question to its surfaces named `keys` ([`Surface::key`]),
+    /// each on its own task.
+    pub(crate) fn spawn_deliveries_to(&self, record: &QuestionRecord, keys: &[String], holder: &str) {
+        for key in keys {
             let engine = self.clone();
-            let (record, channel, holder) = (record.clone(), surface.channel.clone(), holder.to_owned());
+            let (record, key, holder) = (record.clone(), key.clone(), holder.to_owned());
             tokio::spawn(async move {
-                if let Err(error) = engine.deliver(&record, &channel, &holder).await {
-                    warn!(question = %record.id, channel, %error, "delivery bookkeeping failed");
+                if let Err(error) = engine.deliver(&record, &key, &holder).await {
+                    warn!(question = %record.id, surface = key, %error, "delivery bookkeeping failed");
                 }
             });
         }
     }
 
-    /// Delivers the question to its surface on `channel`, until it is
-    /// delivered, given up on, or the question ends: nothing is sent to a
-    /// question that ended (its first attempt goes by `record`, read by the
-    /// caller just now; each retry's pause ends early when the question
-    /// does, and tells whether it did). `holder` names this process's
-    /// delivery of it ([`Engine::hold_delivery`]).
-    async fn deliver(&self, record: &QuestionRecord, channel_name: &str, holder: &str) -> Result<(), EngineError> {
+    /// Delivers the question to its surface named `key` ([`Surface::key`]),
+    /// until it is delivered, given up on, or the question ends: nothing is
+    /// sent to a question that ended (its first attempt goes by `record`,
+    /// read by the caller just now; each retry's pause ends early when the
+    /// question does, and tells whether it did). `holder` names this
+    /// process's delivery of it ([`Engine::hold_delivery`]).
+    async fn deliver(&self, record: &QuestionRecord, key: &str, holder: &str) -> Result<(), EngineError> {
         if record.status.is_final() {
-            return self.ended_before_delivery(&record.id, channel_name).await;
+            return self.ended_before_delivery(&record.id, key).await;
         }
+        let Some(surface) = record.surface_by_key(key) else {
+            return Ok(());
+        };
+        let channel_name = surface.channel.as_str();
+        // The recipient whose surface it is: the question's own, or the one
+        // it was escalated to.
+        let recipient = surface.recipient.as_deref().unwrap_or(&record.recipient);
         let Some(channel) = self.inner.channels.get(channel_name) else {
             let reason = format!("channel \"{channel_name}\" is not configured");
-            return self.surface_failed(&record.id, channel_name, &reason).await;
+            return self.surface_failed(&record.id, key, &reason).await;
         };
         let Some(destination) = self
             .inner
             .recipients
-            .get(&record.recipient)
+            .get(recipient)
             .and_then(|r| r.surface(channel_name))
             .map(|surface| &surface.destination)
         else {
-            let reason = format!(
-                "recipient \"{}\" has no surface on \"{channel_name}\"",
-                record.recipient
-            );
-            return self.surface_failed(&record.id, channel_name, &reason).await;
+            let reason = format!("recipient \"{recipient}\" has no surface on \"{channel_name}\"");
+            return self.surface_failed(&record.id, key, &reason).await;
         };
         let presentation = render(&record.request, channel.capabilities(), &record.id, record.locale);
         // What an earlier attempt (of this process or one before a crash) sent.
         let mut sent: Vec<MessageRef> = record
-            .surface(channel_name)
+            .surface_by_key(key)
             .and_then(|surface| surface.delivery.as_ref())
             .filter(|delivery| !delivery.complete)
             .map(|delivery| delivery.messages.clone())
@@ -94,14 +107,14 @@ impl Engine {
             let error = match channel.deliver(&outgoing).await {
                 Ok(delivery) => {
                     let delivery = Delivery::new(delivery.messages);
-                    let current = self.store_delivery(record, channel_name, &delivery).await?;
+                    let current = self.store_delivery(record, key, &delivery).await?;
                     self.inner.observer.delivered(channel_name);
                     // Ended (cancelled, expired, answered) while the message was
                     // on its way: nobody else saw this delivery, so edit it now
                     // (this surface only: the resolver edits the others).
                     // Ended after it was stored: the resolver edits it, once.
                     if current.status.is_final() {
-                        self.spawn_finish_on(Arc::new(current), channel_name);
+                        self.spawn_finish_on(Arc::new(current), key);
                     }
                     return Ok(());
                 }
@@ -109,7 +122,7 @@ impl Engine {
                     if delivery.messages.len() > sent.len() {
                         // Kept, so that no retry (nor a restart) sends these parts again.
                         sent = delivery.messages;
-                        self.store_delivery(record, channel_name, &Delivery::partial(sent.clone()))
+                        self.store_delivery(record, key, &Delivery::partial(sent.clone()))
                             .await?;
                     }
                     error
@@ -137,11 +150,11 @@ impl Engine {
                     Err(error) => return Err(error),
                 };
                 if current.status.is_final() {
-                    return self.ended_before_delivery(&record.id, channel_name).await;
+                    return self.ended_before_delivery(&record.id, key).await;
                 }
                 continue;
             }
-            return self.surface_failed(&record.id, channel_name, &error.to_string()).await;
+            return self.surface_failed(&record.id, key, &error.to_string()).await;
         }
     }
 
@@ -167,7 +180,7 @@ impl Engine {
         }
     }
 
-    /// Records what was sent to the surface on `channel`, trying again while
+    /// Records what was sent to the surface named `channel` ([`Surface::key`]), trying again while
     /// the store cannot take writes (a full disk, a held lock): a send that
     /// is not recorded would be sent again after a restart, so it is kept in
     /// memory and stored as soon as the store recovers. Only a crash before
@@ -196,7 +209,7 @@ impl Engine {
         }
     }
 
-    /// Gives up on the question's surface on `channel`; when every surface
+    /// Gives up on the question's surface named `channel` ([`Surface::key`]); when every surface
     /// has failed, the question ends as `delivery_failed`, with each
     /// surface's reason. While one surface is delivered (or askgate's page
     /// shows it), the question stays pending there.
@@ -256,33 +269,36 @@ impl Engine {
     pub(crate) fn spawn_finish(&self, record: QuestionRecord) {
         let record = Arc::new(record);
         for surface in &record.surfaces {
-            self.spawn_finish_on(record.clone(), &surface.channel);
+            self.spawn_finish_on(record.clone(), &surface.key());
         }
     }
 
-    /// Edits the question's copy on `channel` into its summary, if it has
-    /// one to edit.
-    fn spawn_finish_on(&self, record: Arc<QuestionRecord>, channel: &str) {
+    /// Edits the question's copy on its surface named `key`
+    /// ([`Surface::key`]) into its summary, if it has one to edit.
+    fn spawn_finish_on(&self, record: Arc<QuestionRecord>, key: &str) {
         // Nothing to edit, or stored as finished with the question.
-        let to_edit = record.surface(channel).is_some_and(Surface::to_edit);
-        if !to_edit || self.sends_nothing(channel) {
+        let Some(surface) = record.surface_by_key(key) else {
+            return;
+        };
+        if !surface.to_edit() || self.sends_nothing(&surface.channel) {
             return;
         }
         let engine = self.clone();
-        let channel = channel.to_owned();
-        tokio::spawn(async move { engine.finish(&record, &channel).await });
+        let key = key.to_owned();
+        tokio::spawn(async move { engine.finish(&record, &key).await });
     }
 
-    /// Edits the question's messages on `channel_name` into its summary
-    /// (spec §7).
-    async fn finish(&self, record: &QuestionRecord, channel_name: &str) {
+    /// Edits the question's messages on its surface named `key` into its
+    /// summary (spec §7).
+    async fn finish(&self, record: &QuestionRecord, key: &str) {
+        let Some(surface) = record.surface_by_key(key) else {
+            return;
+        };
+        let channel_name = surface.channel.as_str();
         let Some(channel) = self.inner.channels.get(channel_name) else {
             return;
         };
-        let Some(delivery) = record
-            .surface(channel_name)
-            .and_then(|surface| surface.delivery.as_ref())
-        else {
+        let Some(delivery) = surface.delivery.as_ref() else {
             return;
         };
         let Some(ending) = ending_of(record, Some(channel_name)) else {
@@ -293,7 +309,7 @@ impl Engine {
         for attempt in 1..=MAX_DELIVERY_ATTEMPTS {
             match channel.finish(delivery, &presentation, &text).await {
                 Ok(()) => {
-                    if let Err(error) = self.inner.store.mark_finished(&record.id, channel_name).await {
+                    if let Err(error) = self.inner.store.mark_finished(&record.id, key).await {
                         warn!(question = %record.id, channel = channel_name, %error, "could not record the edit");
                     }
                     return;

@@ -348,7 +348,11 @@ impl Engine {
             by: Some(event.user.clone()),
             answers,
             via: Some(channel.to_owned()),
-            surface: record.surface(channel).map(|surface| surface.kind.clone()),
+            surface: record
+                .surfaces
+                .iter()
+                .find(|surface| surface.channel == channel)
+                .map(|surface| surface.kind.clone()),
             ..self.resolution(status, None)
         };
         let key = EventKey {
@@ -430,34 +434,48 @@ impl Engine {
         // engine's clock: this is a bounded poll of the store, not a deadline.)
         // Where on this channel the question went; a question never sent
         // here knows nothing of this event.
-        let delivered_to = |record: &QuestionRecord| {
+        // The recipients whose surface on this channel is in the event's
+        // conversation: the question's own, and those it was escalated to.
+        // A surface's conversation is where the question was delivered (a
+        // DM's own id, not the user id it was addressed to).
+        let here = |record: &QuestionRecord| -> Vec<String> {
             record
-                .surface(channel)
-                .map(|surface| (surface.delivery.is_some(), surface.conversation.clone()))
+                .surfaces
+                .iter()
+                .filter(|surface| surface.channel == channel && surface.conversation == event.conversation)
+                .map(|surface| surface.recipient.clone().unwrap_or_else(|| record.recipient.clone()))
+                .collect()
+        };
+        let sending = |record: &QuestionRecord| {
+            record
+                .surfaces
+                .iter()
+                .any(|surface| surface.channel == channel && surface.delivery.is_none())
         };
         let mut waited = Duration::ZERO;
-        while let Some((false, conversation)) = delivered_to(&record)
+        while here(&record).is_empty()
+            && sending(&record)
             && record.status == QuestionStatus::Pending
-            && conversation != event.conversation
             && waited < DELIVERY_RECORD_WAIT
         {
             tokio::time::sleep(DELIVERY_RECORD_POLL).await;
             waited += DELIVERY_RECORD_POLL;
             record = self.get(id).await?.ok_or(EngineError::NotFound)?;
         }
-        // The surface's conversation is where the question was delivered (a
-        // DM's own id, not the user id it was addressed to).
-        if delivered_to(&record).is_none_or(|(_, conversation)| conversation != event.conversation) {
+        let recipients = here(&record);
+        if recipients.is_empty() {
             // A token or reply from somewhere the question was never sent.
             return Ok(Addressed::Refused(Reaction::Nothing));
         }
         let chrome = record.locale.chrome();
         let recipient = self.recipient(&record.recipient);
         let on = self.inner.channels.get(channel);
-        if !recipient
-            .zip(on)
-            .is_some_and(|(r, on)| r.may_answer(on.as_ref(), event))
-        {
+        let may_answer = recipients.iter().any(|name| {
+            self.recipient(name)
+                .zip(on)
+                .is_some_and(|(r, on)| r.may_answer(on.as_ref(), event))
+        });
+        if !may_answer {
             let name = recipient.map_or(record.recipient.as_str(), |r| r.display_name.as_str());
             return Ok(Addressed::Refused(notice(&chrome.not_for_you(name), true)));
         }
