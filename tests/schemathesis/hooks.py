@@ -35,6 +35,11 @@ BEYOND_THE_SCHEMA = {
     # Not a property of the request alone: its Idempotency-Key (or
     # toolCallId) was used before for another request.
     "idempotency_key_reused",
+    # A reminder point or escalation the loose patterns let through but
+    # askgate cannot keep: `0%`, units out of order, an escalation to a
+    # recipient not configured or after the question ends.
+    "invalid_reminder",
+    "invalid_escalation",
 }
 
 

@@ -57,6 +57,12 @@ pub enum ErrorCode {
     /// id of the envelope (`sessionId`, `runId`, `toolCallId`), which
     /// PostgreSQL cannot store in text.
     InvalidCharacter,
+    /// A reminder point of askgate's envelope (`remind[0]`) that is not
+    /// like `50%`, `2m before` or `10m`.
+    InvalidReminder,
+    /// An escalation of askgate's envelope (`escalate[0].after`) that is
+    /// malformed, names nobody configured, or comes after the question ends.
+    InvalidEscalation,
 }
 
 impl ErrorCode {
@@ -79,6 +85,8 @@ impl ErrorCode {
             Self::InvalidDescription => "invalid_description",
             Self::InvalidTimeout => "invalid_timeout",
             Self::InvalidCharacter => "invalid_character",
+            Self::InvalidReminder => "invalid_reminder",
+            Self::InvalidEscalation => "invalid_escalation",
         }
     }
 }

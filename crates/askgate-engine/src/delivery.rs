@@ -92,7 +92,10 @@ impl Engine {
             let reason = format!("recipient \"{recipient}\" has no surface on \"{channel_name}\"");
             return self.surface_failed(&record.id, key, &reason).await;
         };
-        let presentation = render(&record.request, channel.capabilities(), &record.id, record.locale);
+        // In the words of whose surface it is (an escalation's recipient may
+        // read another language).
+        let locale = self.recipient(recipient).map_or(record.locale, |r| r.locale);
+        let presentation = render(&record.request, channel.capabilities(), &record.id, locale);
         // What an earlier attempt (of this process or one before a crash) sent.
         let mut sent: Vec<MessageRef> = record
             .surface_by_key(key)
@@ -217,6 +220,12 @@ impl Engine {
         let Some(record) = self.inner.store.surface_failed(id, channel, reason).await? else {
             return Ok(());
         };
+        if let Some(surface) = record.surface_by_key(channel) {
+            warn!(question = %id, channel = %surface.channel, reason, "a surface could not be delivered to; given up");
+            self.inner.observer.surface_failed(&surface.channel);
+            let owner = surface.recipient.as_deref().unwrap_or(&record.recipient);
+            self.notify_failure(&record, owner, &surface.channel, reason).await;
+        }
         let all_failed = record
             .surfaces
             .iter()

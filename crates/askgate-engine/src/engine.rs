@@ -18,6 +18,7 @@ use tokio::sync::{Notify, broadcast};
 use tracing::{info, warn};
 
 use crate::clock::{Clock, millis};
+use crate::plan::{Nudges, Source, plan};
 use crate::recipient::Recipient;
 
 /// The kind of askgate's own page, as a surface (`type = "web"`).
@@ -64,6 +65,11 @@ pub struct NewQuestion {
     /// header or a tool call id): asking again with the same key and the
     /// same question finds the question asked the first time.
     pub idempotency_key: Option<String>,
+    /// The reminders and escalations the question sets itself (the
+    /// non-blocking API's `remind`, `escalate`): they win over the agent's
+    /// and the recipient's, and an escalation of its own that cannot happen
+    /// is refused ([`EngineError::InvalidPlan`]).
+    pub nudges: Nudges,
 }
 
 /// What [`Engine::ask_with`] did.
@@ -164,6 +170,15 @@ pub enum EngineError {
         /// What is wrong.
         message: String,
     },
+    /// A reminder or escalation the question sets that cannot be kept: an
+    /// escalation after the question ends, or to nobody configured.
+    #[error("{message}")]
+    InvalidPlan {
+        /// Where in the request, `escalate[1].after`.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -189,6 +204,9 @@ pub trait Observer: Send + Sync + 'static {
     /// A prompt reached a surface on `channel`: sent whole and recorded, or
     /// shown on askgate's own page as the question was stored.
     fn delivered(&self, _channel: &str) {}
+    /// A surface on `channel` was given up on: the question could not reach
+    /// its person there.
+    fn surface_failed(&self, _channel: &str) {}
 }
 
 /// What a live view hears from [`Engine::subscribe`].
@@ -235,6 +253,8 @@ pub(crate) struct Inner {
     deadlines: Mutex<BTreeSet<(Timestamp, QuestionId)>>,
     deadline_added: Notify,
     limits: Mutex<Limits>,
+    /// Each agent's configured reminders and escalations, by agent name.
+    agent_nudges: Mutex<HashMap<String, Nudges>>,
     /// Conversations where a free-text input (Telegram's force-reply) was
     /// just opened and its message is not attached yet, by (channel,
     /// conversation): a reply to it that outruns the attach waits a moment.
@@ -307,6 +327,7 @@ impl Engine {
                 deadlines: Mutex::new(BTreeSet::new()),
                 deadline_added: Notify::new(),
                 limits: Mutex::new(Limits::default()),
+                agent_nudges: Mutex::new(HashMap::new()),
                 opening: Mutex::new(HashMap::new()),
             }),
         }
@@ -317,6 +338,24 @@ impl Engine {
     pub fn with_limits(self, limits: Limits) -> Self {
         *self.inner.limits.lock().unwrap_or_else(PoisonError::into_inner) = limits;
         self
+    }
+
+    /// Sets each agent's reminders and escalations, by agent name: they win
+    /// over the recipient's, and a question's own win over them.
+    #[must_use]
+    pub fn with_agent_nudges(self, nudges: HashMap<String, Nudges>) -> Self {
+        *self.inner.agent_nudges.lock().unwrap_or_else(PoisonError::into_inner) = nudges;
+        self
+    }
+
+    fn agent_nudges(&self, agent: &str) -> Nudges {
+        self.inner
+            .agent_nudges
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(agent)
+            .cloned()
+            .unwrap_or_default()
     }
 
     fn limits(&self) -> Limits {
@@ -404,6 +443,10 @@ impl Engine {
         let shared = feed.is_some();
         let sweep = self.inner.clock.sleep(SWEEP_EVERY);
         tokio::pin!(sweep);
+        // Reminders and escalations are taken by whichever process finds
+        // them due first, on every store: their times are in the store.
+        let steps = self.inner.clock.sleep(SWEEP_EVERY);
+        tokio::pin!(steps);
         loop {
             let next = self.lock_deadlines().first().cloned();
             tokio::select! {
@@ -416,6 +459,10 @@ impl Engine {
                 () = &mut sweep, if shared => {
                     self.sweep().await;
                     sweep.set(self.inner.clock.sleep(SWEEP_EVERY));
+                }
+                () = &mut steps => {
+                    self.take_due_steps().await;
+                    steps.set(self.inner.clock.sleep(SWEEP_EVERY));
                 }
                 () = self.sleep_until_deadline(next.as_ref().map(|(at, _)| *at)) => {
                     if let Some((at, id)) = next {
@@ -563,6 +610,22 @@ impl Engine {
         self.ask_with(new).await.map(|accepted| accepted.record)
     }
 
+    /// A new question's surface on `surface` of a recipient's: askgate's own
+    /// page sends nothing, so its delivery is known now and is stored with
+    /// the question, in the question's own commit, finished already (it has
+    /// nothing to edit); every other surface is sent to once it is stored.
+    pub(crate) fn new_surface(&self, id: &QuestionId, surface: &crate::recipient::RecipientSurface) -> Surface {
+        if self.sends_nothing(&surface.channel) {
+            Surface::in_place(
+                &surface.channel,
+                &surface.kind,
+                Delivery::in_place(id, &surface.destination),
+            )
+        } else {
+            Surface::sending(&surface.channel, &surface.kind, &surface.destination.conversation)
+        }
+    }
+
     /// Like [`Engine::ask`], and says whether the question was asked before
     /// under the same idempotency key ([`Accepted::replayed`]).
     pub async fn ask_with(&self, new: NewQuestion) -> Result<Accepted, EngineError> {
@@ -585,25 +648,30 @@ impl Engine {
         };
         let now = self.inner.clock.now();
         let id = new_question_id();
-        // askgate's own page sends nothing: its delivery is known now and is
-        // stored with the question, in the question's own commit, finished
-        // already (it has nothing to edit). Every other surface is sent to
-        // once the question is stored.
         let surfaces = recipient
             .surfaces
             .iter()
-            .map(|surface| {
-                if self.sends_nothing(&surface.channel) {
-                    Surface::in_place(
-                        &surface.channel,
-                        &surface.kind,
-                        Delivery::in_place(&id, &surface.destination),
-                    )
-                } else {
-                    Surface::sending(&surface.channel, &surface.kind, &surface.destination.conversation)
-                }
-            })
+            .map(|surface| self.new_surface(&id, surface))
             .collect();
+        let expires_at = now + i64::from(new.request.timeout_seconds) * 1000;
+        let source = if new.nudges.escalate.is_some() {
+            Source::Question
+        } else {
+            Source::Configured
+        };
+        let nudges = new
+            .nudges
+            .clone()
+            .or(&self.agent_nudges(&new.agent))
+            .or(&recipient.waiting.nudges);
+        let steps = plan(
+            &nudges,
+            source,
+            recipient,
+            |name| self.inner.recipients.get(name),
+            now,
+            expires_at,
+        )?;
         let record = QuestionRecord {
             id,
             status: QuestionStatus::Pending,
@@ -613,12 +681,12 @@ impl Engine {
             recipient: recipient.name.clone(),
             surfaces,
             locale: recipient.locale,
-            expires_at: now + i64::from(new.request.timeout_seconds) * 1000,
+            expires_at,
             request: new.request,
             created_at: now,
             progress: Answers::new(),
             resolution: None,
-            steps: Vec::new(),
+            steps,
         };
         match self.inner.store.insert_with(&record, &rules).await {
             Ok(Inserted::New) => {}
@@ -969,7 +1037,14 @@ fn fingerprint(new: &NewQuestion) -> String {
         "sessionKind": new.session_kind,
         "request": new.request,
     });
-    hex::encode(sha2::Sha256::digest(chosen.to_string().as_bytes()))
+    // A question's own reminders and escalations are the agent's choice
+    // too; one without them hashes as before they existed.
+    let chosen = if new.nudges == Nudges::default() {
+        chosen.to_string()
+    } else {
+        format!("{chosen}{:?}", new.nudges)
+    };
+    hex::encode(sha2::Sha256::digest(chosen.as_bytes()))
 }
 
 fn new_question_id() -> QuestionId {

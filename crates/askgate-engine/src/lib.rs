@@ -6,6 +6,8 @@
 //! | `delivery` | delivering to each surface of the recipient, and editing every copy into its summary ([`summary_of`]) |
 //! | [`inbound`] | taps and typed replies from chat adapters ([`askgate_core::InboundSink`]) |
 //! | [`recipient`] | who a question goes to, on which surfaces, and who may answer it |
+//! | [`plan`] | a question's reminders and escalations, made when it is asked, held out of quiet hours |
+//! | `steps` | taking the plan's steps as they fall due (reminders, escalations), and the failure notice to an admin |
 //! | [`retention`] | deleting ended questions and remembered events past the retention |
 //! | [`clock`] | the injected clock (paused time in tests) |
 //!
@@ -20,8 +22,10 @@ pub mod clock;
 mod delivery;
 pub mod engine;
 pub mod inbound;
+pub mod plan;
 pub mod recipient;
 pub mod retention;
+mod steps;
 
 pub use clock::Clock;
 pub use delivery::{ENDED_BEFORE_DELIVERY, summary_of};
@@ -30,4 +34,5 @@ pub use engine::{
     REDELIVER_AFTER, SWEEP_EVERY, SessionKind, Submitted, Update, WEB,
 };
 pub use inbound::cursor_key;
+pub use plan::{Escalation, Nudges, Waiting};
 pub use recipient::{Recipient, RecipientSurface};

@@ -4,6 +4,8 @@
 use askgate_core::Locale;
 use askgate_core::channel::{Channel, ConversationKind, Destination, InboundEvent};
 
+use crate::plan::Waiting;
+
 /// A configured recipient: a person (or a group of people) with one or more
 /// surfaces. A question to them is shown on every surface; the first valid
 /// answer on any of them wins. Their web page shows every question to them,
@@ -18,6 +20,8 @@ pub struct Recipient {
     pub surfaces: Vec<RecipientSurface>,
     /// The language of askgate's wording for them.
     pub locale: Locale,
+    /// Reminders, escalations, time zone and quiet hours for them.
+    pub waiting: Waiting,
 }
 
 /// One surface of a recipient: a channel, where on it, and who may answer
@@ -71,7 +75,15 @@ impl Recipient {
             display_name: display_name.to_owned(),
             surfaces: vec![surface],
             locale,
+            waiting: Waiting::default(),
         }
+    }
+
+    /// The same recipient, with `waiting`.
+    #[must_use]
+    pub fn waiting(mut self, waiting: Waiting) -> Self {
+        self.waiting = waiting;
+        self
     }
 
     /// Their surface on `channel`.

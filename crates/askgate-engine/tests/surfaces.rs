@@ -73,12 +73,14 @@ async fn surfaces_observed(dir: TempDir, observer: Arc<dyn Observer>) -> Surface
             surface("web", "web", "alice"),
         ],
         locale: Locale::En,
+        waiting: askgate_engine::Waiting::default(),
     };
     let bob = Recipient {
         name: "bob".into(),
         display_name: "Bob".into(),
         surfaces: vec![surface("tg", "telegram", "dm-bob"), surface("sl", "slack", "dm-bob-sl")],
         locale: Locale::En,
+        waiting: askgate_engine::Waiting::default(),
     };
     let clock = Clock::manual(START);
     let engine = Engine::new(

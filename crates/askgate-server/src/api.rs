@@ -26,7 +26,15 @@ use crate::{AppState, Change};
 const MAX_WAIT_SECONDS: u64 = 3600;
 
 /// The fields of a question request that are askgate's, not `ask_user`'s.
-pub const ENVELOPE_FIELDS: [&str; 5] = ["to", "sessionId", "runId", "sessionKind", "toolCallId"];
+pub const ENVELOPE_FIELDS: [&str; 7] = [
+    "to",
+    "sessionId",
+    "runId",
+    "sessionKind",
+    "toolCallId",
+    "remind",
+    "escalate",
+];
 
 /// The header that makes a `POST` safe to retry (the IETF httpapi draft's name).
 pub const IDEMPOTENCY_KEY_HEADER: &str = "idempotency-key";
@@ -82,6 +90,8 @@ pub(crate) struct QuestionFields {
     pub(crate) session_kind: SessionKind,
     pub(crate) tool_call_id: Option<String>,
     pub(crate) request: Option<askgate_core::AskRequest>,
+    /// The question's own reminders and escalations.
+    pub(crate) nudges: askgate_engine::Nudges,
 }
 
 /// Reads a question request: the `ask_user` arguments at the top level plus
@@ -152,6 +162,7 @@ pub(crate) fn read_question(
             SessionKind::Main
         }
     };
+    let nudges = crate::nudges::read(&present, errors);
     let request = match validate(&Value::Object(fields)) {
         Ok(request) => Some(request),
         Err(problems) => {
@@ -166,6 +177,7 @@ pub(crate) fn read_question(
         session_kind,
         tool_call_id,
         request,
+        nudges,
     })
 }
 
@@ -182,6 +194,7 @@ fn new_question(agent: &Agent, headers: &HeaderMap, body: Value) -> Result<NewQu
         session_kind,
         tool_call_id,
         request,
+        nudges,
     } = read_question(body, &ENVELOPE_FIELDS, true, &mut errors)?;
     // The body's key is checked even when the header's is the one used:
     // the document refuses a bad `toolCallId` either way (found by schemathesis).
@@ -215,6 +228,7 @@ fn new_question(agent: &Agent, headers: &HeaderMap, body: Value) -> Result<NewQu
         session_kind,
         request,
         idempotency_key,
+        nudges,
     })
 }
 

@@ -148,6 +148,13 @@ impl From<askgate_engine::EngineError> for ApiError {
             EngineError::InvalidAnswer { path, message } => {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_answer", message).at(path)
             }
+            EngineError::InvalidPlan { path, message } => Self::from(askgate_core::validate::ValidationErrors {
+                errors: vec![crate::api::error(
+                    askgate_core::validate::ErrorCode::InvalidEscalation,
+                    &path,
+                    message,
+                )],
+            }),
             EngineError::TooLong { path, message } => {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, "answer_too_long", message).at(path)
             }

@@ -9,6 +9,7 @@
 //! | [`error`] | [`ApiError`]: one error type, stable codes, `{"error": {...}}` |
 //! | [`body`] | the JSON body extractor (400/413/415 as [`ApiError`]) |
 //! | [`resource`] | the question resource and the tool result |
+//! | [`nudges`] | the reminders and escalations a question sets itself (`remind`, `escalate`) |
 //! | [`metrics`] | Prometheus metrics, fed by the engine's observer hooks, the channels' states, the store's counts and a middleware timing each request |
 //! | [`channels`] | [`ChannelStates`]: each channel `connecting`, `up` or `refused`, for `/readyz` and `askgate_channel_up` |
 //! | [`openapi`] | `/openapi.json` |
@@ -29,6 +30,7 @@ pub mod error;
 pub mod headers;
 pub mod mcp;
 pub mod metrics;
+pub mod nudges;
 pub mod openapi;
 pub mod resource;
 pub mod web;

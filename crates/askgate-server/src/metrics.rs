@@ -86,6 +86,7 @@ pub struct Metrics {
     time_to_answer: HistogramFamily,
     deliveries: Family<ChannelLabel, Counter>,
     delivery_errors: Family<ErrorLabels, Counter>,
+    surfaces_failed: Family<ChannelLabel, Counter>,
     channel_up: Family<ChannelLabel, Gauge>,
     /// Follows the store's own counts ([`Metrics::note_store_failures`]);
     /// the lock makes two scrapes at once add each failure once.
@@ -113,6 +114,7 @@ impl Metrics {
         let time_to_answer: HistogramFamily = Family::new_with_constructor(answer_buckets);
         let deliveries = Family::<ChannelLabel, Counter>::default();
         let delivery_errors = Family::<ErrorLabels, Counter>::default();
+        let surfaces_failed = Family::<ChannelLabel, Counter>::default();
         let channel_up = Family::<ChannelLabel, Gauge>::default();
         let store_write_failures = Family::<ReasonLabel, Counter>::default();
         // Every reason shown from the start, at zero: an alert on a rate
@@ -162,6 +164,11 @@ impl Metrics {
             delivery_errors.clone(),
         );
         registry.register(
+            "surfaces_failed",
+            "Surfaces askgate gave up delivering a question to (the platform refused it, or the channel is gone), by channel",
+            surfaces_failed.clone(),
+        );
+        registry.register(
             "channel_up",
             "Whether each configured channel is up with its platform (1), or connecting or refused (0)",
             channel_up.clone(),
@@ -181,6 +188,7 @@ impl Metrics {
             time_to_answer,
             deliveries,
             delivery_errors,
+            surfaces_failed,
             channel_up,
             store_write_failures: Mutex::new(store_write_failures),
             http,
@@ -215,6 +223,7 @@ impl Metrics {
         };
         self.channel_up.get_or_create(&label).set(i64::from(up));
         let _ = self.deliveries.get_or_create(&label);
+        let _ = self.surfaces_failed.get_or_create(&label);
         for reason in DELIVERY_ERRORS {
             let _ = self.delivery_errors.get_or_create(&ErrorLabels {
                 channel: channel.to_owned(),
@@ -276,6 +285,14 @@ impl Observer for Metrics {
 
     fn delivered(&self, channel: &str) {
         self.deliveries
+            .get_or_create(&ChannelLabel {
+                channel: channel.to_owned(),
+            })
+            .inc();
+    }
+
+    fn surface_failed(&self, channel: &str) {
+        self.surfaces_failed
             .get_or_create(&ChannelLabel {
                 channel: channel.to_owned(),
             })

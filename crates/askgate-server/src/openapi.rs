@@ -156,6 +156,14 @@ const NOT_BLANK: &str = concat!("[^", blanks!(), "]");
 /// refuses (`invalid_character`: PostgreSQL keeps no NUL in text).
 const ID_TEXT: &str = concat!("^[^\\u0000]*[^\\u0000", blanks!(), "][^\\u0000]*$");
 
+/// A reminder point, loosely (`50%`, `2m before`, `10m`): what the pattern
+/// lets through may still be refused (`invalid_reminder`: `0%`, `0m`,
+/// units out of order, a number too large), which JSON Schema cannot state.
+const REMINDER: &str = "^([0-9]+%|[0-9dhms]+( before)?)$";
+
+/// A duration, loosely (`10m`, `1h30m`, `2d`), refused as a reminder is.
+const DURATION: &str = "^[0-9dhms]+$";
+
 /// A path's run id: anything but U+0000, as [`ID_TEXT`].
 const NO_NUL: &str = "^[^\\u0000]*$";
 
@@ -182,7 +190,15 @@ fn schemas() -> Value {
                 "sessionKind": {"type": ["string", "null"], "enum": ["main", "subagent", null], "default": "main"},
                 "toolCallId": {"type": ["string", "null"], "minLength": 1, "maxLength": 255, "pattern": ID_TEXT, "description": "The agent runtime's id of this tool call: an idempotency key when no Idempotency-Key header is sent."},
                 "questions": {"type": "array", "minItems": 1, "maxItems": 3, "uniqueItems": true, "items": {"$ref": "#/components/schemas/AskQuestion"}, "description": field_description("questions")},
-                "timeoutSeconds": {"type": ["integer", "null"], "default": 900, "description": field_description("timeoutSeconds")}
+                "timeoutSeconds": {"type": ["integer", "null"], "default": 900, "description": field_description("timeoutSeconds")},
+                "remind": {"type": ["array", "null"], "maxItems": 10, "items": {"type": "string", "pattern": REMINDER},
+                    "description": "When to remind the person, over the agent's and the recipient's configured reminders: a share of the wait (\"50%\"), a time before it ends (\"2m before\"), or after the question was asked (\"10m\"). A point outside the wait is left out; one in the person's quiet hours waits for their end."},
+                "escalate": {"type": ["array", "null"], "maxItems": 10,
+                    "description": "An escalation ladder, over the agent's and the recipient's configured one: after each step's time without an answer, the question is delivered to that recipient too; the first answer anywhere wins. A step that cannot happen before the question ends is refused (invalid_escalation).",
+                    "items": {"type": "object", "required": ["after", "to"], "additionalProperties": false, "properties": {
+                        "after": {"oneOf": [{"type": "string", "pattern": DURATION}, {"type": "integer", "minimum": 1}], "description": "How long nobody answered: \"10m\", \"1h30m\", or seconds."},
+                        "to": {"type": "string", "pattern": NOT_BLANK, "description": "The recipient's name."}
+                    }}}
             }
         },
         "AskQuestion": {
@@ -238,7 +254,18 @@ fn schemas() -> Value {
                 "resolvedAt": {"type": ["string", "null"], "format": "date-time"},
                 "progress": {"type": "object", "description": "Partial answers of a multi-question prompt."},
                 "resolution": {"type": ["object", "null"], "description": "status, reason, by {id, displayName}, via (the channel it was answered through), surface (its kind: telegram, discord, slack, web), answers by id with each item's kind (option | free_text)."},
-                "result": {"oneOf": [{"$ref": "#/components/schemas/ToolResult"}, {"type": "null"}]}
+                "result": {"oneOf": [{"$ref": "#/components/schemas/ToolResult"}, {"type": "null"}]},
+                "reminders": {"type": "array", "description": "The reminders planned, in time order: when each is due (held to the end of the person's quiet hours: heldFrom is when it was due before), and when it was sent.", "items": {
+                    "type": "object", "required": ["at"], "properties": {
+                        "at": {"type": "string", "format": "date-time"},
+                        "heldFrom": {"type": ["string", "null"], "format": "date-time"},
+                        "sentAt": {"type": ["string", "null"], "format": "date-time"}}}},
+                "escalations": {"type": "array", "description": "The escalations planned, in time order: to whom, when each is due, and when the question was escalated (its surfaces then join deliveries, each with its recipient).", "items": {
+                    "type": "object", "required": ["to", "at"], "properties": {
+                        "to": {"type": "string"},
+                        "at": {"type": "string", "format": "date-time"},
+                        "heldFrom": {"type": ["string", "null"], "format": "date-time"},
+                        "escalatedAt": {"type": ["string", "null"], "format": "date-time"}}}}
             }
         },
         "Delivery": {
@@ -247,6 +274,7 @@ fn schemas() -> Value {
             "properties": {
                 "surface": {"type": ["string", "null"], "description": "The kind of surface: telegram, discord, slack, web (null for a question stored before kinds were recorded)."},
                 "channel": {"type": "string", "description": "The configured channel's name."},
+                "recipient": {"type": ["string", "null"], "description": "The recipient the question was escalated to, for a surface of theirs; null for the question's own recipient's."},
                 "status": {"type": "string", "enum": ["sending", "delivered", "failed"]},
                 "reason": {"type": ["string", "null"], "description": "Why it failed: the platform's refusal, or \"the question ended before it was delivered\" for a surface sent nothing more once its question ended."},
                 "messages": {"type": "array", "items": {"type": "object", "properties": {

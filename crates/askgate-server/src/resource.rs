@@ -3,7 +3,7 @@
 use std::time::{Duration, UNIX_EPOCH};
 
 use askgate_core::ToolResult;
-use askgate_store::{QuestionRecord, QuestionStatus, Surface, Timestamp};
+use askgate_store::{QuestionRecord, QuestionStatus, StepKind, Surface, Timestamp};
 use serde_json::{Value, json};
 
 /// RFC 3339 with milliseconds, UTC: `2026-12-02T16:00:00.000Z`.
@@ -57,6 +57,17 @@ pub fn question(record: &QuestionRecord) -> Value {
         "progress": progress,
         "resolution": resolution,
         "result": tool_result(record),
+        "reminders": record.steps.iter().filter(|step| step.kind == StepKind::Remind).map(|step| json!({
+            "at": time(step.at),
+            "heldFrom": step.held_from.map(time),
+            "sentAt": step.done.map(time),
+        })).collect::<Vec<_>>(),
+        "escalations": record.steps.iter().filter(|step| step.kind == StepKind::Escalate).map(|step| json!({
+            "to": step.to,
+            "at": time(step.at),
+            "heldFrom": step.held_from.map(time),
+            "escalatedAt": step.done.map(time),
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -74,6 +85,7 @@ fn delivery(surface: &Surface) -> Value {
     json!({
         "surface": (!surface.kind.is_empty()).then_some(surface.kind.as_str()),
         "channel": surface.channel,
+        "recipient": surface.recipient,
         "status": surface.state.as_str(),
         "reason": surface.reason,
         "messages": messages,

@@ -129,6 +129,7 @@ impl Setup {
         let record = self
             .engine
             .ask(NewQuestion {
+                nudges: Default::default(),
                 agent: "agent".into(),
                 to: to.into(),
                 session_id: Some(session.into()),

@@ -228,6 +228,7 @@ pub(crate) async fn serve(config: Config, file: Option<PathBuf>) -> Result<()> {
                 })
                 .collect(),
             locale: r.locale,
+            waiting: r.waiting.clone(),
         })
         .collect();
 
@@ -235,8 +236,14 @@ pub(crate) async fn serve(config: Config, file: Option<PathBuf>) -> Result<()> {
     let (agents, web_keys, said) = credentials(&config, &keeper, &base, on_terminal).await?;
     announcements.extend(said);
 
-    let engine =
-        Engine::new(store.clone(), channels, recipients, Clock::system(), metrics.clone()).with_limits(config.limits);
+    let agent_nudges = config
+        .agents
+        .iter()
+        .map(|agent| (agent.name.clone(), agent.nudges.clone()))
+        .collect();
+    let engine = Engine::new(store.clone(), channels, recipients, Clock::system(), metrics.clone())
+        .with_limits(config.limits)
+        .with_agent_nudges(agent_nudges);
     engine.start().await.context("taking up pending questions")?;
     metrics.set_pending(
         store

@@ -144,6 +144,7 @@ pub(crate) fn question(to: &str, request: AskRequest) -> NewQuestion {
         session_kind: SessionKind::Main,
         request,
         idempotency_key: None,
+        nudges: Default::default(),
     }
 }
 

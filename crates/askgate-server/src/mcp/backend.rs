@@ -238,6 +238,7 @@ impl Backend for EngineBackend {
         let agent = Self::agent(caller)?;
         agent.check_recipient(&ask.to)?;
         let question = NewQuestion {
+            nudges: Default::default(),
             agent: agent.name.clone(),
             to: ask.to,
             session_id: ask.session_id,

@@ -511,6 +511,7 @@ impl<'a> Person<'a> {
         let record = self
             .engine
             .ask(NewQuestion {
+                nudges: Default::default(),
                 agent: "conformance".into(),
                 to: to.into(),
                 session_id: Some(format!("inbound-{session}")),

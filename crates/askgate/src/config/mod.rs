@@ -12,6 +12,7 @@ use crate::channels::kinds;
 
 mod log;
 mod recipients;
+mod waiting;
 
 pub(crate) use askgate_adapter::config::{Problem, Problems, Secret};
 use askgate_store::PgStore;
@@ -82,6 +83,8 @@ pub(crate) struct AgentConfig {
     pub(crate) tokens: Vec<Secret>,
     /// `None` for `"*"`.
     pub(crate) recipients: Option<Vec<String>>,
+    /// Reminders and escalations of its questions (over the recipient's).
+    pub(crate) nudges: askgate_engine::Nudges,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -147,6 +150,8 @@ struct RawAgent {
     token: Option<String>,
     tokens: Option<Vec<String>>,
     recipients: Vec<String>,
+    remind: Option<Vec<String>>,
+    escalate: Option<Vec<waiting::RawEscalation>>,
 }
 
 /// A channel: its `type`, and the rest for that kind to read.
@@ -295,7 +300,9 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
         );
     }
 
-    let recipients = recipients::recipients(&raw.recipients, &raw.channels, &kinds, &mut check);
+    // The longest any question may wait: an escalation after it never happens.
+    let longest_wait = askgate_core::request::MAX_TIMEOUT_SECONDS;
+    let recipients = recipients::recipients(&raw.recipients, &raw.channels, &kinds, longest_wait, &mut check);
     if raw.recipients.is_empty() && !recipients_set_aside {
         check.problem(
             "recipients",
@@ -329,10 +336,21 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
             }
             Some(agent.recipients.clone())
         };
+        let known: Vec<&String> = raw.recipients.keys().collect();
+        let nudges = waiting::nudges(
+            &format!("agents.{name}"),
+            agent.remind.as_deref(),
+            agent.escalate.as_deref(),
+            &known,
+            longest_wait,
+            None,
+            &mut check,
+        );
         agents.push(AgentConfig {
             name: name.clone(),
             tokens,
             recipients: allowed,
+            nudges,
         });
     }
     // A token names its agent: two agents sharing one would be told apart

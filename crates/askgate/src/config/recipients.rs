@@ -10,7 +10,10 @@ use std::collections::BTreeMap;
 
 use askgate_adapter::config::{AdapterKind, Address, ConfigCheck};
 use askgate_core::Locale;
+use askgate_engine::Waiting;
 use serde::Deserialize;
+
+use super::waiting::{self, RawEscalation};
 
 use super::Secret;
 use super::{RawChannel, names};
@@ -26,6 +29,8 @@ pub(crate) struct RecipientConfig {
     pub(crate) web_keys: Vec<Secret>,
     /// Where their questions are shown, in the order listed; never empty.
     pub(crate) surfaces: Vec<SurfaceConfig>,
+    /// Reminders, escalations, time zone, quiet hours, failure notices.
+    pub(crate) waiting: Waiting,
 }
 
 impl RecipientConfig {
@@ -69,9 +74,10 @@ impl RecipientConfig {
             ""
         };
         format!(
-            "recipient \"{}\": shown on {}{page}{first_wins}",
+            "recipient \"{}\": shown on {}{page}{first_wins}{}",
             self.name,
-            surfaces.join(" and ")
+            surfaces.join(" and "),
+            super::waiting::describe(&self.waiting.nudges, Some(&self.waiting))
         )
     }
 }
@@ -97,6 +103,11 @@ pub(super) struct RawRecipient {
     locale: Option<String>,
     web_key: Option<String>,
     web_keys: Option<Vec<String>>,
+    remind: Option<Vec<String>>,
+    escalate: Option<Vec<RawEscalation>>,
+    timezone: Option<String>,
+    quiet_hours: Option<String>,
+    notify_failures_to: Option<String>,
     #[serde(flatten)]
     rest: toml::Table,
 }
@@ -106,9 +117,11 @@ pub(super) fn recipients(
     raw: &BTreeMap<String, RawRecipient>,
     channels: &BTreeMap<String, RawChannel>,
     kinds: &[Box<dyn AdapterKind>],
+    longest_wait: u32,
     check: &mut ConfigCheck<'_>,
 ) -> Vec<RecipientConfig> {
     let mut recipients = Vec::new();
+    let known: Vec<&String> = raw.keys().collect();
     for (name, recipient) in raw {
         let key = |field: &str| format!("recipients.{name}.{field}");
         let surfaces = match (&recipient.channel, &recipient.surfaces) {
@@ -145,6 +158,27 @@ pub(super) fn recipients(
             (&key("web_key"), recipient.web_key.as_deref()),
             (&key("web_keys"), recipient.web_keys.as_deref()),
         );
+        let prefix = format!("recipients.{name}");
+        let nudges = waiting::nudges(
+            &prefix,
+            recipient.remind.as_deref(),
+            recipient.escalate.as_deref(),
+            &known,
+            longest_wait,
+            Some(name),
+            check,
+        );
+        let waiting = waiting::waiting(
+            &prefix,
+            nudges,
+            (
+                recipient.timezone.as_deref(),
+                recipient.quiet_hours.as_deref(),
+                recipient.notify_failures_to.as_deref(),
+            ),
+            &known,
+            check,
+        );
         if let Some(surfaces) = surfaces {
             recipients.push(RecipientConfig {
                 name: name.clone(),
@@ -152,6 +186,7 @@ pub(super) fn recipients(
                 locale,
                 web_keys,
                 surfaces,
+                waiting,
             });
         }
     }
