@@ -370,3 +370,36 @@ async fn after_the_feed_lost_its_connection_views_re_read_and_waits_catch_up() {
     a.kill();
     b.kill();
 }
+
+/// A reminder is due on both replicas' sweeps at once: one of them takes
+/// it, and it is sent once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reminder_due_on_two_replicas_is_sent_once() {
+    let (_schema, clock, first, second) = two_replicas().await;
+    let new = askgate_engine::NewQuestion {
+        nudges: askgate_engine::Nudges {
+            remind: Some(vec![askgate_core::when::Point::parse("50%").unwrap()]),
+            escalate: None,
+        },
+        ..question("alice", single())
+    };
+    let asked = first.engine.ask(new).await.unwrap();
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while first.chat.deliveries().is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "the question was not delivered");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    clock.advance(Duration::from_secs(30));
+    while first.chat.nudges().len() + second.chat.nudges().len() == 0 {
+        assert!(tokio::time::Instant::now() < deadline, "nobody reminded");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Both sweeps have had their turn (each runs every second of the clock).
+    clock.advance(SWEEP_EVERY);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    clock.advance(SWEEP_EVERY);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(first.chat.nudges().len() + second.chat.nudges().len(), 1);
+    let record = second.engine.get(&asked.id).await.unwrap().unwrap();
+    assert!(record.steps[0].done.is_some());
+}

@@ -1,6 +1,9 @@
 //! A question shown on several surfaces: each is delivered, fails and is
 //! edited into the summary on its own, and the queries that look for
-//! undelivered or unfinished questions see each surface. Run on both stores.
+//! undelivered or unfinished questions see each surface; a question's plan
+//! (reminders, escalations) is taken one step at a time, each step by one
+//! caller only, an escalation adding its recipient's surfaces. Run on both
+//! stores.
 // The tests are plain `async fn`s that `on_both_stores!` declares as tests
 // twice: clippy's `allow-unwrap-in-tests` sees no `#[test]` on them.
 #![allow(clippy::unwrap_used)]
@@ -10,7 +13,7 @@ mod support;
 use std::sync::Arc;
 
 use askgate_core::channel::Delivery;
-use askgate_store::{QuestionRecord, QuestionStatus, Store, Surface, SurfaceState};
+use askgate_store::{QuestionRecord, QuestionStatus, Step, StepKind, StepWrite, Store, Surface, SurfaceState};
 use support::*;
 
 on_both_stores! {
@@ -20,6 +23,147 @@ on_both_stores! {
     two_surfaces_failing_at_once_through_two_stores_see_each_other,
     a_surface_the_question_does_not_have_is_refused,
     a_surface_of_an_ended_question_is_given_up_on_and_the_question_stays_ended,
+    a_step_is_taken_by_one_of_twenty_callers_at_once,
+    steps_due_lists_pending_questions_by_their_next_step_and_an_escalation_adds_surfaces,
+    a_one_off_step_is_recorded_once_per_question_even_after_it_ended,
+}
+
+/// A pending question with a reminder at 100 and an escalation to Lead at 200.
+fn planned(name: &str, created_at: i64) -> QuestionRecord {
+    let mut record = question(name, created_at);
+    record.steps = vec![
+        Step::planned(StepKind::Remind, created_at + 100),
+        Step::planned(StepKind::Escalate, created_at + 200).to("lead"),
+    ];
+    record
+}
+
+async fn a_step_is_taken_by_one_of_twenty_callers_at_once(fresh: Fresh) {
+    let store = fresh.store();
+    let record = planned("q1", 1);
+    store.insert(&record).await.unwrap();
+    let mut tasks = tokio::task::JoinSet::new();
+    for n in 0..20 {
+        let (store, id) = (store.clone(), record.id.clone());
+        tasks.spawn(async move {
+            let write = StepWrite::Planned {
+                index: 0,
+                at: 150 + n,
+                surfaces: &[],
+            };
+            store.take_step(&id, write).await.unwrap()
+        });
+    }
+    let mut winners = Vec::new();
+    while let Some(joined) = tasks.join_next().await {
+        winners.extend(joined.unwrap());
+    }
+    assert_eq!(winners.len(), 1, "{winners:?}");
+    let stored = store.get(&record.id).await.unwrap().unwrap();
+    assert_eq!(stored, winners[0]);
+    assert!(stored.steps[0].done.is_some());
+    assert_eq!(stored.steps[1].done, None, "the other step still waits");
+}
+
+async fn steps_due_lists_pending_questions_by_their_next_step_and_an_escalation_adds_surfaces(fresh: Fresh) {
+    let store = fresh.store();
+    let (early, late) = (planned("early", 1), planned("late", 50));
+    let mut none = question("none", 2);
+    none.steps.clear();
+    for record in [&late, &none, &early] {
+        store.insert(record).await.unwrap();
+    }
+    assert!(store.steps_due(100, 10).await.unwrap().is_empty());
+    assert_eq!(ids(&store.steps_due(101, 10).await.unwrap()), ["early"]);
+    assert_eq!(ids(&store.steps_due(150, 10).await.unwrap()), ["early", "late"]);
+    assert_eq!(
+        ids(&store.steps_due(150, 1).await.unwrap()),
+        ["early"],
+        "at most the limit"
+    );
+
+    // Taking the reminder moves "early" on to its escalation at 201.
+    let reminder = StepWrite::Planned {
+        index: 0,
+        at: 101,
+        surfaces: &[],
+    };
+    store.take_step(&early.id, reminder).await.unwrap().unwrap();
+    assert_eq!(ids(&store.steps_due(150, 10).await.unwrap()), ["late"]);
+    // The escalation adds Lead's surface, named apart from Alice's on the
+    // same channel; a reply to Lead's copy finds the question.
+    let lead = [Surface::sending(CHANNEL, "telegram", "dm-lead").escalated_to("lead")];
+    let escalation = StepWrite::Planned {
+        index: 1,
+        at: 201,
+        surfaces: &lead,
+    };
+    let escalated = store.take_step(&early.id, escalation).await.unwrap().unwrap();
+    let keys: Vec<String> = escalated.surfaces.iter().map(Surface::key).collect();
+    assert_eq!(keys, [CHANNEL.to_owned(), format!("{CHANNEL}@lead")]);
+    assert!(
+        store
+            .steps_due(1000, 10)
+            .await
+            .unwrap()
+            .iter()
+            .all(|r| r.id != early.id)
+    );
+    let sent = Delivery::new(vec![message("dm-lead", "77")]);
+    let key = format!("{CHANNEL}@lead");
+    store.set_delivery(&early.id, &key, &sent).await.unwrap();
+    assert_eq!(
+        store
+            .question_for_message(CHANNEL, &message("dm-lead", "77"))
+            .await
+            .unwrap(),
+        Some(early.id.clone())
+    );
+    let stored = store.get(&early.id).await.unwrap().unwrap();
+    assert_eq!(stored.surface_by_key(&key).unwrap().state, SurfaceState::Delivered);
+    assert_eq!(
+        stored.surface(CHANNEL).unwrap().state,
+        SurfaceState::Sending,
+        "Alice's own is untouched"
+    );
+
+    // An ended question has nothing due, and its steps are not taken.
+    store
+        .resolve(&late.id, &ended(QuestionStatus::Cancelled, 60, "cancelled"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(store.steps_due(1000, 10).await.unwrap().is_empty());
+    let after_end = StepWrite::Planned {
+        index: 0,
+        at: 160,
+        surfaces: &[],
+    };
+    assert_eq!(store.take_step(&late.id, after_end).await.unwrap(), None);
+}
+
+async fn a_one_off_step_is_recorded_once_per_question_even_after_it_ended(fresh: Fresh) {
+    let store = fresh.store();
+    let record = question("q1", 1);
+    store.insert(&record).await.unwrap();
+    store
+        .resolve(&record.id, &ended(QuestionStatus::DeliveryFailed, 5, "blocked"))
+        .await
+        .unwrap()
+        .unwrap();
+    let notice = Step::planned(StepKind::NotifyFailure, 6).to("admin");
+    let taken = store
+        .take_step(&record.id, StepWrite::Once(&notice))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(taken.steps.len(), 1);
+    assert_eq!(taken.steps[0].done, Some(6));
+    let again = Step::planned(StepKind::NotifyFailure, 7).to("admin");
+    assert_eq!(
+        store.take_step(&record.id, StepWrite::Once(&again)).await.unwrap(),
+        None
+    );
 }
 
 /// A pending question on Telegram, Slack and askgate's page (delivered as
