@@ -645,3 +645,92 @@ async fn error_bodies_quote_the_request_cut_short() {
     let path = body["error"]["path"].as_str().unwrap();
     assert!(path.starts_with("answers.xxxx") && path.ends_with('…'), "{body}");
 }
+
+/// A question's own reminders and escalations: planned and listed in the
+/// resource; each one that cannot be read or kept is refused with its path.
+#[tokio::test]
+async fn a_question_sets_its_reminders_and_escalations_and_bad_ones_are_named_by_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = fixture_in(
+        dir,
+        vec![web_recipient("me", "Me"), web_recipient("lead", "Lead")],
+        ServerSettings {
+            max_body_bytes: 4096,
+            ..one_agent_one_page(TOKEN, KEY)
+        },
+    )
+    .await;
+    let mut body: Value = serde_json::from_str(&ask_body()).unwrap();
+    body["timeoutSeconds"] = json!(600);
+    body["remind"] = json!(["50%", "2m before"]);
+    body["escalate"] = json!([{"after": "5m", "to": "lead"}]);
+    let (status, created) = send(
+        &fixture,
+        post("/v1/questions", Some(TOKEN), Some("application/json"), body.to_string()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let reminders = created["reminders"].as_array().unwrap();
+    assert_eq!(reminders.len(), 2);
+    assert!(reminders.iter().all(|reminder| reminder["sentAt"].is_null()));
+    assert_eq!(created["escalations"][0]["to"], "lead");
+    assert!(created["escalations"][0]["escalatedAt"].is_null());
+    let asked = epoch_seconds(&created["createdAt"]);
+    assert_eq!(epoch_seconds(&reminders[0]["at"]) - asked, 300);
+    assert_eq!(epoch_seconds(&reminders[1]["at"]) - asked, 480);
+    assert_eq!(epoch_seconds(&created["escalations"][0]["at"]) - asked, 300);
+
+    body["sessionId"] = json!("another");
+    body["remind"] = json!(["150%", 3]);
+    body["escalate"] = json!([{"after": "1h", "to": "lead"}, {"after": "soon", "to": " ", "when": 1}]);
+    let (status, refused) = send(
+        &fixture,
+        post("/v1/questions", Some(TOKEN), Some("application/json"), body.to_string()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{refused}");
+    let problems: Vec<(String, String)> = refused["error"]["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["code"].as_str().unwrap().to_owned(),
+                e["path"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("invalid_reminder", "remind[0]"),
+        ("invalid_type", "remind[1]"),
+        ("unknown_field", "escalate[1].when"),
+        ("invalid_escalation", "escalate[1].after"),
+        ("invalid_escalation", "escalate[1].to"),
+    ];
+    for (code, path) in expected {
+        assert!(
+            problems.iter().any(|(c, p)| c == code && p == path),
+            "{code} at {path} missing from {problems:?}"
+        );
+    }
+    // Well formed, but after the question ends (600 s): refused when asked.
+    body["remind"] = json!(null);
+    body["escalate"] = json!([{"after": "1h", "to": "lead"}]);
+    let (status, refused) = send(
+        &fixture,
+        post("/v1/questions", Some(TOKEN), Some("application/json"), body.to_string()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{refused}");
+    let problem = refused["error"]["errors"].get(0).unwrap_or(&refused["error"]);
+    assert_eq!(problem["code"], "invalid_escalation");
+    assert_eq!(problem["path"], "escalate[0].after");
+    assert!(problem["message"].as_str().unwrap().contains("600 s"), "{problem}");
+}
+
+/// Seconds since the epoch of an RFC 3339 time as the resource writes it
+/// (`2026-12-05T20:00:00.000Z`).
+fn epoch_seconds(value: &Value) -> i64 {
+    let time = humantime::parse_rfc3339(value.as_str().unwrap()).unwrap();
+    i64::try_from(time.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()).unwrap()
+}

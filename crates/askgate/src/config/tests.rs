@@ -344,3 +344,87 @@ fn the_log_section_takes_a_format_and_a_filter_and_names_a_wrong_one() {
         ["log.format", "log.level"]
     );
 }
+
+/// Two recipients on the page, Alice with every key about waiting.
+const WAITING: &str = "[agents.a]\nrecipients = [\"*\"]\nremind = [\"2m before\"]\n\
+    escalate = [{ after = 600, to = \"lead\" }]\n[channels.web]\ntype = \"web\"\n\
+    [recipients.alice]\nchannel = \"web\"\nremind = [\"50%\", \"2m before\"]\n\
+    escalate = [{ after = \"10m\", to = \"lead\" }, { after = \"20m\", to = \"admin\" }]\n\
+    timezone = \"Europe/Berlin\"\nquiet_hours = \"22:00-07:00\"\nnotify_failures_to = \"admin\"\n\
+    [recipients.lead]\nchannel = \"web\"\n[recipients.admin]\nchannel = \"web\"\n";
+
+#[test]
+fn the_keys_about_waiting_are_read_and_described() {
+    let config = parse(WAITING, &no_env).unwrap();
+    let alice = config.recipients.iter().find(|r| r.name == "alice").unwrap();
+    let waiting = &alice.waiting;
+    let remind: Vec<String> = waiting
+        .nudges
+        .remind
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(remind, ["50%", "2m before"]);
+    let ladder: Vec<(u32, &str)> = waiting
+        .nudges
+        .escalate
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|step| (step.after, step.to.as_str()))
+        .collect();
+    assert_eq!(ladder, [(600, "lead"), (1200, "admin")]);
+    assert_eq!(waiting.zone.as_ref().unwrap().name(), "Europe/Berlin");
+    assert_eq!(waiting.quiet_hours.unwrap().to_string(), "22:00-07:00");
+    assert_eq!(waiting.notify_failures_to.as_deref(), Some("admin"));
+    let said = alice.describe();
+    for part in [
+        "reminds at 50%, 2m before",
+        "escalates to lead after 10m, then to admin after 20m",
+        "quiet 22:00-07:00 (Europe/Berlin)",
+        "admin is told when a question cannot reach them",
+    ] {
+        assert!(said.contains(part), "{said:?} lacks {part:?}");
+    }
+    let agent = &config.agents[0];
+    assert_eq!(agent.nudges.escalate.as_ref().unwrap()[0].after, 600);
+    // A recipient with none of them says nothing of them.
+    let lead = config.recipients.iter().find(|r| r.name == "lead").unwrap();
+    assert!(!lead.describe().contains("remind"), "{}", lead.describe());
+}
+
+#[test]
+fn every_key_about_waiting_that_cannot_be_kept_is_named() {
+    let text = WAITING
+        .replace("\"50%\"", "\"150%\"")
+        .replace("after = \"10m\", to = \"lead\"", "after = \"2h\", to = \"lead\"")
+        .replace("to = \"admin\" }]\n", "to = \"alice\" }]\n")
+        .replace("Europe/Berlin", "Europe/Atlantis")
+        .replace("22:00-07:00", "22:00-22:00")
+        .replace("notify_failures_to = \"admin\"", "notify_failures_to = \"nobody\"")
+        .replace("{ after = 600, to = \"lead\" }", "{ after = 0, to = \"ghost\" }");
+    let mut said = problems(&text);
+    said.sort();
+    assert_eq!(
+        said,
+        [
+            "agents.a.escalate[0].after",
+            "recipients.alice.escalate[0].after",
+            "recipients.alice.escalate[1].to",
+            "recipients.alice.notify_failures_to",
+            "recipients.alice.quiet_hours",
+            "recipients.alice.remind[0]",
+            "recipients.alice.timezone",
+        ]
+    );
+    // An escalation to someone not configured names who is.
+    let ghost = WAITING.replace("to = \"lead\" }]\n[channels", "to = \"ghost\" }]\n[channels");
+    let problems = parse(&ghost, &no_env).unwrap_err().0;
+    let problem = problems.iter().find(|p| p.key == "agents.a.escalate[0].to").unwrap();
+    assert!(
+        problem.what.contains("ghost") && problem.fix.contains("admin, alice, lead"),
+        "{problem:?}"
+    );
+}
