@@ -113,6 +113,25 @@ pub fn plan<'r>(
             }
             continue;
         };
+        // An escalation is delivered to the recipient's chats: their page
+        // lists the questions addressed to them only.
+        if !target.surfaces.iter().any(|surface| surface.kind != crate::engine::WEB) || target.name == recipient.name {
+            if source == Source::Question {
+                return Err(invalid(
+                    "to",
+                    format!(
+                        "An escalation reaches a recipient in a chat; \"{}\" {}.",
+                        escalation.to,
+                        if target.name == recipient.name {
+                            "is the question's own recipient"
+                        } else {
+                            "has only askgate's page"
+                        }
+                    ),
+                ));
+            }
+            continue;
+        }
         let at = created.saturating_add(i64::from(escalation.after) * 1000);
         if at >= expires {
             if source == Source::Question {

@@ -127,9 +127,12 @@ impl Engine {
         let added: Vec<Surface> = target
             .filter(|target| target.name != record.recipient)
             .map(|target| {
+                // Their chats: their page lists the questions addressed to
+                // them only (the plan names no recipient without a chat).
                 target
                     .surfaces
                     .iter()
+                    .filter(|surface| !self.sends_nothing(&surface.channel))
                     .map(|surface| self.new_surface(&record.id, surface).escalated_to(&target.name))
                     .collect()
             })

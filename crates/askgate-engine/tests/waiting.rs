@@ -426,6 +426,21 @@ async fn an_escalation_the_question_cannot_keep_is_refused_naming_its_key() {
         Err(EngineError::InvalidPlan { path, .. }) => assert_eq!(path, "escalate[0].to"),
         other => panic!("expected the plan refused, got {other:?}"),
     }
+    // Nor to the question's own recipient.
+    let herself = Nudges {
+        remind: None,
+        escalate: Some(vec![Escalation {
+            after: 10,
+            to: "alice".into(),
+        }]),
+    };
+    match world.engine.ask(asked_with("alice", single(), herself)).await {
+        Err(EngineError::InvalidPlan { path, message }) => {
+            assert_eq!(path, "escalate[0].to");
+            assert!(message.contains("own recipient"), "{message}");
+        }
+        other => panic!("expected the plan refused, got {other:?}"),
+    }
     assert!(world.tg.deliveries().is_empty(), "nothing was asked");
 }
 

@@ -353,6 +353,7 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
             nudges,
         });
     }
+    waiting::chats_only(&recipients, &agents, &mut check);
     // A token names its agent: two agents sharing one would be told apart
     // by nothing (and only one of them would ever be found).
     for (index, agent) in agents.iter().enumerate() {

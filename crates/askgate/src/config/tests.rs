@@ -351,11 +351,20 @@ const WAITING: &str = "[agents.a]\nrecipients = [\"*\"]\nremind = [\"2m before\"
     [recipients.alice]\nchannel = \"web\"\nremind = [\"50%\", \"2m before\"]\n\
     escalate = [{ after = \"10m\", to = \"lead\" }, { after = \"20m\", to = \"admin\" }]\n\
     timezone = \"Europe/Berlin\"\nquiet_hours = \"22:00-07:00\"\nnotify_failures_to = \"admin\"\n\
-    [recipients.lead]\nchannel = \"web\"\n[recipients.admin]\nchannel = \"web\"\n";
+    [channels.tg]\ntype = \"telegram\"\ntoken = \"${TG}\"\n\
+    [recipients.lead]\nchannel = \"tg\"\nchat_id = 7\n[recipients.admin]\nchannel = \"tg\"\nchat_id = 8\n";
+
+fn tg_env(name: &str) -> Option<String> {
+    (name == "TG").then(|| "123456:telegram-token-for-the-config-tests".to_owned())
+}
+
+fn waiting_problems(text: &str) -> Vec<String> {
+    parse(text, &tg_env).unwrap_err().0.into_iter().map(|p| p.key).collect()
+}
 
 #[test]
 fn the_keys_about_waiting_are_read_and_described() {
-    let config = parse(WAITING, &no_env).unwrap();
+    let config = parse(WAITING, &tg_env).unwrap();
     let alice = config.recipients.iter().find(|r| r.name == "alice").unwrap();
     let waiting = &alice.waiting;
     let remind: Vec<String> = waiting
@@ -405,7 +414,7 @@ fn every_key_about_waiting_that_cannot_be_kept_is_named() {
         .replace("22:00-07:00", "22:00-22:00")
         .replace("notify_failures_to = \"admin\"", "notify_failures_to = \"nobody\"")
         .replace("{ after = 600, to = \"lead\" }", "{ after = 0, to = \"ghost\" }");
-    let mut said = problems(&text);
+    let mut said = waiting_problems(&text);
     said.sort();
     assert_eq!(
         said,

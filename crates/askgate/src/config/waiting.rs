@@ -207,3 +207,41 @@ pub(crate) fn describe(nudges: &Nudges, waiting: Option<&Waiting>) -> String {
     }
     said
 }
+
+/// Refuses an escalation to a recipient who has only askgate's page: an
+/// escalation is delivered to a recipient's chats (their page lists the
+/// questions addressed to them only).
+pub(super) fn chats_only(
+    recipients: &[super::RecipientConfig],
+    agents: &[super::AgentConfig],
+    check: &mut ConfigCheck<'_>,
+) {
+    let page_only = |name: &str| {
+        recipients
+            .iter()
+            .find(|recipient| recipient.name == name)
+            .is_some_and(|recipient| recipient.surfaces.iter().all(|surface| surface.kind == "web"))
+    };
+    let ladders = recipients
+        .iter()
+        .map(|recipient| (format!("recipients.{}", recipient.name), &recipient.waiting.nudges))
+        .chain(
+            agents
+                .iter()
+                .map(|agent| (format!("agents.{}", agent.name), &agent.nudges)),
+        );
+    for (prefix, nudges) in ladders {
+        for (index, step) in nudges.escalate.iter().flatten().enumerate() {
+            if page_only(&step.to) {
+                check.problem(
+                    &format!("{prefix}.escalate[{index}].to"),
+                    format!(
+                        "\"{}\" has only askgate's page, and an escalation reaches a recipient in a chat.",
+                        step.to
+                    ),
+                    "escalate to a recipient with a chat surface (telegram, discord, slack).",
+                );
+            }
+        }
+    }
+}
