@@ -269,3 +269,117 @@ async fn a_crash_before_a_copy_is_edited_is_made_good_after_the_restart() {
         "the edit cut short by the crash, and the one after the restart"
     );
 }
+
+/// Lead's Slack member id.
+const LEAD: &str = "U0LEAD0001";
+
+/// A reminder at half a 60-second wait: a reply to the question's message
+/// in Alice's Telegram chat at about 30 s, mentioning her, and the resource
+/// says it went out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reminder_replies_to_the_telegram_question_at_half_its_wait() {
+    let fake = FakeTelegram::start().await;
+    fake.add_chat(&dm());
+    let config = format!(
+        "\n[channels.tg]\ntype = \"telegram\"\ntoken = \"{token}\"\napi_url = \"{api}\"\n\n\
+         [recipients.alice]\ndisplay_name = \"Alice\"\nchannel = \"tg\"\nchat_id = {ALICE}\nremind = [\"50%\"]\n",
+        token = fake.token(),
+        api = fake.api_url(),
+    );
+    let server = Server::start_with("", &config);
+    let mut body = deploy("alice");
+    body["timeoutSeconds"] = json!(60);
+    let asked_at = std::time::Instant::now();
+    let created = server.create(&body).await;
+    let id = created["id"].as_str().unwrap();
+    let message = buttons_of(&fake, id).await;
+    let reminder = eventually_within("the reminder under the question", Duration::from_secs(50), || {
+        fake.replies_to(ALICE, message).into_iter().next()
+    })
+    .await;
+    let after = asked_at.elapsed();
+    assert!(
+        after >= Duration::from_secs(29) && after <= Duration::from_secs(40),
+        "the reminder came {after:?} after the question, not at about 30 s"
+    );
+    assert!(
+        reminder.text.contains("Still waiting for your answer —") && reminder.text.ends_with("s left."),
+        "{}",
+        reminder.text
+    );
+    assert_eq!(reminder.mentions, [askgate_testkit::telegram::TgMention::User(ALICE)]);
+    let resource = server.question(id).await;
+    assert!(resource["reminders"][0]["sentAt"].is_string(), "{resource}");
+    assert_eq!(fake.replies_to(ALICE, message).len(), 1, "one reminder, once");
+}
+
+/// Alice on Telegram does not answer; three seconds on, the question is
+/// escalated to Lead on Slack, who answers there: the agent gets his
+/// answer, Alice's copy said it was escalated and ends in the summary
+/// naming Lead, and the resource lists the escalation and Lead's delivery.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_escalation_to_slack_is_answered_there_and_the_telegram_copy_says_so() {
+    let tg = FakeTelegram::start().await;
+    tg.add_chat(&dm());
+    let sl = askgate_testkit::slack::FakeSlack::start().await;
+    let lead = sl.user(LEAD, "Lead");
+    let lead_dm = sl.dm(&lead);
+    let config = format!(
+        "\n[channels.tg]\ntype = \"telegram\"\ntoken = \"{tg_token}\"\napi_url = \"{tg_api}\"\n\n\
+         [channels.sl]\ntype = \"slack\"\nbot_token = \"{sl_token}\"\napi_url = \"{sl_api}\"\nmode = \"socket\"\napp_token = \"{app}\"\n\n\
+         [recipients.alice]\ndisplay_name = \"Alice\"\nchannel = \"tg\"\nchat_id = {ALICE}\n\n\
+         [recipients.lead]\ndisplay_name = \"Lead\"\nchannel = \"sl\"\nuser_id = \"{LEAD}\"\n",
+        tg_token = tg.token(),
+        tg_api = tg.api_url(),
+        sl_token = sl.bot_token(),
+        sl_api = sl.api_url(),
+        app = sl.app_token(),
+    );
+    let server = Server::start_with("", &config);
+    let mut body = deploy("alice");
+    body["escalate"] = json!([{"after": "3s", "to": "lead"}]);
+    let mut asked = server.ask_waiting(&body).await;
+    let message = buttons_of(&tg, &asked.id).await;
+
+    let prompt = sl
+        .wait_for_message(&lead_dm, PATIENCE, |seen| {
+            seen.buttons()
+                .iter()
+                .any(|button| button["action_id"].as_str().is_some_and(|action| action.contains(&asked.id)))
+        })
+        .await
+        .unwrap_or_else(|error| panic!("Lead's Slack copy: {error}"));
+    let said = eventually_within("the word under Alice's copy", PATIENCE, || {
+        tg.replies_to(ALICE, message).into_iter().next()
+    })
+    .await;
+    assert!(said.text.contains("also sent to Lead"), "{}", said.text);
+    assert!(said.mentions.is_empty(), "nobody is pinged for it: {:?}", said.mentions);
+
+    sl.click(&lead, &lead_dm, &prompt.ts, &asked.token("1"));
+    assert_eq!(asked.result(PATIENCE).await, answered("Production"));
+    edited_into(&tg, message, "Answered by Lead in Slack: Production").await;
+    sl.wait_for_edit(&lead_dm, &prompt.ts, PATIENCE, |seen| {
+        seen.blocks.to_string().contains("Answered by Lead")
+    })
+    .await
+    .unwrap_or_else(|error| panic!("Lead's copy ends in the summary: {error}"));
+
+    let resource = server.question(&asked.id).await;
+    assert_eq!(resource["resolution"]["by"]["displayName"], "Lead");
+    assert_eq!(resource["escalations"][0]["to"], "lead");
+    assert!(resource["escalations"][0]["escalatedAt"].is_string(), "{resource}");
+    let deliveries: Vec<(Value, Value, Value)> = resource["deliveries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["channel"].clone(), d["recipient"].clone(), d["status"].clone()))
+        .collect();
+    assert_eq!(
+        deliveries,
+        [
+            (json!("tg"), Value::Null, json!("delivered")),
+            (json!("sl"), json!("lead"), json!("delivered")),
+        ]
+    );
+}
