@@ -119,6 +119,23 @@ async fn a_missing_required_parameter_or_field_is_refused() {
         "Bad Request: can't find field \"message_id\"",
     )
     .await;
+    body["reply_parameters"] = json!({ "message_id": "first" });
+    refused(
+        &fake,
+        "sendMessage",
+        &body,
+        "Bad Request: field \"message_id\" must be of type Integer",
+    )
+    .await;
+    body["reply_parameters"] =
+        json!({ "message_id": 1, "allow_sending_without_reply": true, "fail_if_missing": false });
+    refused(
+        &fake,
+        "sendMessage",
+        &body,
+        "Bad Request: unknown field \"fail_if_missing\"",
+    )
+    .await;
     refused(
         &fake,
         "sendMessage",
