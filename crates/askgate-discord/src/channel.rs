@@ -220,7 +220,12 @@ fn nudge_body(text: &str, mention: &[UserRef], reply_to: Option<&MessageRef>) ->
             users.push(id);
         }
     }
-    let lead: String = users.iter().map(|id| format!("<@{id}> ")).collect();
+    let mut lead = String::new();
+    for id in &users {
+        lead.push_str("<@");
+        lead.push_str(id);
+        lead.push_str("> ");
+    }
     let room = Limit::code_points(limits::CONTENT.max.saturating_sub(limits::CONTENT.len(&lead)));
     let mut body = json!({
         "content": format!("{lead}{}", room.fit(text, escape)),

@@ -176,7 +176,12 @@ fn nudge_text(text: &str, mention: &[UserRef]) -> Result<String, ChannelError> {
             users.push(id);
         }
     }
-    let lead: String = users.iter().map(|id| format!("<@{id}> ")).collect();
+    let mut lead = String::new();
+    for id in &users {
+        lead.push_str("<@");
+        lead.push_str(id);
+        lead.push_str("> ");
+    }
     let room = Limit::utf16(limits::MESSAGE_TEXT.max.saturating_sub(limits::MESSAGE_TEXT.len(&lead)));
     Ok(format!("{lead}{}", room.fit(text, escape)))
 }

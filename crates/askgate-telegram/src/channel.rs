@@ -257,7 +257,11 @@ fn nudge_html(text: &str, mention: &[UserRef]) -> Result<String, ChannelError> {
         seen.push(id);
         let name = person.display_name.trim();
         let name = MENTION_NAME.ellipsize(if name.is_empty() { &person.id } else { name });
-        lead.push_str(&format!("<a href=\"tg://user?id={id}\">{}</a> ", html(&name)));
+        lead.push_str("<a href=\"tg://user?id=");
+        lead.push_str(&id.to_string());
+        lead.push_str("\">");
+        lead.push_str(&html(&name));
+        lead.push_str("</a> ");
         // The name as Telegram counts it after parsing, and the space.
         lead_len += limits::measure(&name) + 1;
     }
