@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use askgate_testkit::telegram::{
-    BOT_ID, BOT_USERNAME, Failure, FakeTelegram, MESSAGE_NOT_MODIFIED, TELEGRAM_PAYLOADS, TgChat, TgMention, TgUser,
+    BOT_ID, BOT_USERNAME, Failure, FakeTelegram, MESSAGE_NOT_MODIFIED, TELEGRAM_PAYLOADS, TgChat, TgUser,
     WEBHOOK_RETRY_PAUSE, telegram_payload,
 };
 use axum::extract::{Request, State};
@@ -594,91 +594,6 @@ async fn forum_topics_and_replies_look_as_on_telegram() {
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(body["description"], "Bad Request: message to be replied not found");
-}
-
-/// A reminder as askgate sends it: a reply, with a text mention of the
-/// person, read back with `replies_to`; `allow_sending_without_reply` sends
-/// a reply to a message that is gone, except in a forum topic.
-#[tokio::test]
-async fn replies_and_text_mentions_are_read_back_as_a_person_sees_them() {
-    let fake = FakeTelegram::start().await;
-    let room = TgChat::group(-4_242, "Release team");
-    let bob = TgUser::new(444_555_666, "Bob");
-    // Alice is known to the fake once she has written.
-    fake.message(&alice(), &room, "hi", None, None);
-    let prompt = ok(&fake, "sendMessage", &json!({ "chat_id": room.id, "text": "Ship it?" })).await;
-    let prompt_id = prompt["message_id"].as_i64().unwrap();
-    let reminder = json!({
-        "chat_id": room.id,
-        "text": format!("<a href=\"tg://user?id={}\">Alice</a> Still waiting, @bob_example &lt;b&gt;", alice().id),
-        "parse_mode": "HTML",
-        "reply_parameters": { "message_id": prompt_id, "allow_sending_without_reply": true },
-    });
-    let sent = ok(&fake, "sendMessage", &reminder).await;
-    assert_eq!(sent["reply_to_message"]["message_id"], prompt_id);
-    assert_eq!(sent["entities"][0]["type"], "text_mention");
-    assert_eq!(sent["entities"][0]["user"]["first_name"], "Alice");
-    // Another message in the chat replies to nothing.
-    ok(&fake, "sendMessage", &json!({ "chat_id": room.id, "text": "aside" })).await;
-    let replies = fake.replies_to(room.id, prompt_id);
-    let [reply] = replies.as_slice() else {
-        panic!("one reply to the prompt: {replies:?}");
-    };
-    assert_eq!(reply.text, "Alice Still waiting, @bob_example <b>");
-    assert_eq!(
-        reply.mentions,
-        [TgMention::User(alice().id), TgMention::Username("bob_example".into())]
-    );
-    assert_eq!(fake.bot_messages_in(room.id).len(), 3);
-    assert!(fake.replies_to(room.id, 999).is_empty());
-
-    // A message that is gone: sent without the reply when allowed.
-    let gone = json!({ "message_id": 999, "allow_sending_without_reply": true });
-    let sent = ok(
-        &fake,
-        "sendMessage",
-        &json!({ "chat_id": room.id, "text": "x", "reply_parameters": gone }),
-    )
-    .await;
-    assert!(sent.get("reply_to_message").is_none());
-    // "Always False for … forum topic": refused there all the same.
-    let forum = TgChat::forum(-1_002_233_445_566, "Platform");
-    fake.add_chat(&forum);
-    let topic = fake.create_topic(&forum, "Deploys");
-    let in_topic = json!({ "chat_id": forum.id, "message_thread_id": topic, "text": "x", "reply_parameters": gone });
-    let (status, body) = call(&fake, "sendMessage", &in_topic).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-    assert_eq!(body["description"], "Bad Request: message to be replied not found");
-    // A reply in the topic to a message there is a reply to it.
-    let asked = ok(
-        &fake,
-        "sendMessage",
-        &json!({ "chat_id": forum.id, "message_thread_id": topic, "text": "Ship?" }),
-    )
-    .await;
-    let asked_id = asked["message_id"].as_i64().unwrap();
-    let here = json!({ "message_id": asked_id, "allow_sending_without_reply": true });
-    let nudge =
-        json!({ "chat_id": forum.id, "message_thread_id": topic, "text": "Still waiting", "reply_parameters": here });
-    let sent = ok(&fake, "sendMessage", &nudge).await;
-    assert_eq!(
-        (
-            sent["message_thread_id"].as_i64(),
-            sent["reply_to_message"]["message_id"].as_i64()
-        ),
-        (Some(topic), Some(asked_id))
-    );
-    assert_eq!(fake.replies_to(forum.id, asked_id)[0].thread, Some(topic));
-    // Replies to another chat are not modelled.
-    let elsewhere = json!({ "message_id": prompt_id, "chat_id": room.id });
-    let (status, _) = call(
-        &fake,
-        "sendMessage",
-        &json!({ "chat_id": bob.id, "text": "x", "reply_parameters": elsewhere }),
-    )
-    .await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert!(fake.violations().is_empty(), "{:?}", fake.violations());
 }
 
 #[tokio::test]
