@@ -13,9 +13,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use askgate_adapter::SendLines;
 use askgate_adapter::deliver::{deliver_parts, idempotency_key};
 use askgate_adapter::finish::finished;
-use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, Destination, MessageRef, Outgoing};
+use askgate_core::channel::{
+    Channel, ChannelError, Delivery, DeliveryError, Destination, MessageRef, Nudge, Outgoing, UserRef,
+};
 use askgate_core::render::{ButtonLimits, ButtonPrompt, FormLimits, FreeTextInput, Measure, TextActions};
-use askgate_core::{Capabilities, Presentation, Summary};
+use askgate_core::{Capabilities, Limit, Presentation, Summary};
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -199,6 +201,42 @@ pub(crate) fn message_body(text: &str, components: Vec<Value>, nonce: Option<Str
     body
 }
 
+/// A nudge's body: `<@id>` for each person in `mention` (once each), then
+/// `text` escaped, within [`limits::CONTENT`]; `allowed_mentions` lets
+/// exactly those people be notified (not even the author of the message it
+/// replies to), and `message_reference` makes it a reply to `reply_to`, sent
+/// even if that message is gone.
+fn nudge_body(text: &str, mention: &[UserRef], reply_to: Option<&MessageRef>) -> Result<Value, ChannelError> {
+    let mut users: Vec<&str> = Vec::new();
+    for person in mention {
+        let id = person.id.as_str();
+        if id.is_empty() || !id.bytes().all(|byte| byte.is_ascii_digit()) {
+            return Err(ChannelError::Rejected {
+                reason: format!("\"{id}\" is not a Discord user id"),
+            });
+        }
+        // Discord refuses an `allowed_mentions.users` with an id twice.
+        if !users.contains(&id) {
+            users.push(id);
+        }
+    }
+    let mut lead = String::new();
+    for id in &users {
+        lead.push_str("<@");
+        lead.push_str(id);
+        lead.push_str("> ");
+    }
+    let room = Limit::code_points(limits::CONTENT.max.saturating_sub(limits::CONTENT.len(&lead)));
+    let mut body = json!({
+        "content": format!("{lead}{}", room.fit(text, escape)),
+        "allowed_mentions": {"parse": [], "users": users, "replied_user": false},
+    });
+    if let Some(message) = reply_to {
+        body["message_reference"] = json!({"message_id": message.message, "fail_if_not_exists": false});
+    }
+    Ok(body)
+}
+
 /// A nonce of at most 25 characters (Discord's limit) for an idempotency
 /// key: FNV-1a, which is stable across processes and versions.
 pub(crate) fn nonce(key: &str) -> String {
@@ -336,11 +374,78 @@ impl Channel for DiscordChannel {
         }
         Ok(())
     }
+
+    /// One message in the conversation of `nudge.reply_to` when given (a
+    /// DM's own channel, a thread), a reply to it; otherwise in
+    /// `nudge.to`'s channel, thread or DM, as a prompt goes. In the
+    /// channel's turn, like any message.
+    async fn nudge(&self, nudge: &Nudge<'_>) -> Result<(), ChannelError> {
+        let body = nudge_body(nudge.text, nudge.mention, nudge.reply_to)?;
+        let sent = match nudge.reply_to {
+            Some(message) => self.send(&message.conversation, body).await,
+            None => match self.channel_id(nudge.to).await {
+                Ok(channel_id) => self.send(&channel_id, body).await,
+                Err(error) => Err(error),
+            },
+        };
+        match sent {
+            Ok(_) => {
+                tracing::debug!(channel = %self.name, "sent a nudge");
+                Ok(())
+            }
+            Err(error) => {
+                tracing::warn!(channel = %self.name, %error, "could not send a nudge");
+                Err(error)
+            }
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn person(id: &str) -> UserRef {
+        UserRef {
+            id: id.into(),
+            display_name: "Alice".into(),
+        }
+    }
+
+    #[test]
+    fn a_nudge_mentions_exactly_its_people_and_nothing_in_its_text() {
+        let to = MessageRef {
+            conversation: "9".into(),
+            message: "77".into(),
+        };
+        let body = nudge_body(
+            "<@1> @everyone *x*",
+            &[person("42"), person("42"), person("43")],
+            Some(&to),
+        )
+        .unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(
+            body,
+            json!({
+                "content": "<@42> <@43> \\<\\@1\\> \\@everyone \\*x\\*",
+                "allowed_mentions": {"parse": [], "users": ["42", "43"], "replied_user": false},
+                "message_reference": {"message_id": "77", "fail_if_not_exists": false},
+            })
+        );
+        let alone = nudge_body("hi", &[], None).unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(
+            alone,
+            json!({"content": "hi", "allowed_mentions": {"parse": [], "users": [], "replied_user": false}})
+        );
+        assert!(matches!(
+            nudge_body("hi", &[person("<@&1>")], None),
+            Err(ChannelError::Rejected { .. })
+        ));
+        let long = nudge_body(&"*".repeat(3000), &[person("42")], None).unwrap_or_else(|error| panic!("{error}"));
+        let content = long["content"].as_str().unwrap_or_default();
+        assert!(limits::CONTENT.fits(content) && content.ends_with('…'), "{content}");
+        assert!(content.starts_with("<@42> \\*"), "{content}");
+    }
 
     #[test]
     fn nonces_are_short_stable_and_distinct() {

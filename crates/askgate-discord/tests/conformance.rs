@@ -218,7 +218,7 @@ mod inbound {
     use askgate_adapter::runtime::{ChannelRuntime, Shutdown};
     use askgate_core::ButtonAction;
     use askgate_core::QuestionId;
-    use askgate_core::channel::{Channel, InboundSink};
+    use askgate_core::channel::{Channel, InboundSink, UserRef};
     use askgate_core::form::FormValue;
     use askgate_discord::channel::USER_PREFIX;
     use askgate_discord::decode::OTHER_FIELD;
@@ -230,8 +230,9 @@ mod inbound {
     use askgate_testkit::conformance::inbound::{
         self, Features, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient,
     };
+    use askgate_testkit::conformance::nudges::{self, Posted};
     use askgate_testkit::conformance::{Shown, edges};
-    use askgate_testkit::discord::{self as fake, DiscordUser, FakeDiscord, Modal, Reply, Signature};
+    use askgate_testkit::discord::{self as fake, DiscordUser, FakeDiscord, Modal, Ping, Reply, Signature};
     use async_trait::async_trait;
     use tokio::sync::watch;
 
@@ -276,6 +277,15 @@ mod inbound {
         "skip_gives_the_agent_no_answer",
         "a_slow_store_still_applies_the_tap_once",
         "a_failing_store_loses_no_answer",
+    ];
+
+    /// Every nudge scenario: Discord has server channels.
+    const NUDGES: [&str; 5] = [
+        "a_reminder_replies_to_the_prompt_and_mentions_the_person",
+        "a_reminder_in_a_group_mentions_the_person_and_no_one_else",
+        "markup_in_a_nudge_arrives_as_written_and_mentions_no_one",
+        "a_long_nudge_is_cut_to_the_platform_s_limit",
+        "a_nudge_with_nothing_to_reply_to_is_a_message_of_its_own",
     ];
 
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -449,6 +459,42 @@ mod inbound {
             self.fake.violations()
         }
 
+        fn user(&self, who: Who) -> UserRef {
+            let user = user(who);
+            UserRef {
+                id: user.id.to_string(),
+                display_name: user.global_name.unwrap_or(user.username),
+            }
+        }
+
+        /// The bot's messages everyone in the channel sees, with Discord's
+        /// escapes rendered and whom each notified.
+        async fn posted(&self, conversation: &str) -> Option<Vec<Posted>> {
+            let channel = conversation.parse().ok()?;
+            let posted = self
+                .fake
+                .messages(channel)
+                .into_iter()
+                .filter(|message| message.author_id == fake::BOT_ID && message.ephemeral_for.is_none())
+                .map(|message| Posted {
+                    message: message.id.to_string(),
+                    reply_to: message.reply_to.map(|id| id.to_string()),
+                    text: markup::shown(&message.content),
+                    mentions: message
+                        .pings
+                        .iter()
+                        .map(|ping| match ping {
+                            Ping::User(id) | Ping::RepliedUser(id) => id.to_string(),
+                            Ping::Role(id) => format!("<@&{id}>"),
+                            Ping::Everyone => "@everyone".to_owned(),
+                            Ping::Here => "@here".to_owned(),
+                        })
+                        .collect(),
+                })
+                .collect();
+            Some(posted)
+        }
+
         fn features(&self) -> Features {
             Features {
                 typed_replies: self.mode == Mode::Gateway,
@@ -610,6 +656,28 @@ mod inbound {
     async fn edge_prompts_interactions_endpoint() {
         let discord = Discord::start(Mode::Interactions).await;
         assert_eq!(edges::run(&discord).await, edges::requests().len());
+    }
+
+    /// Reminders and notes under prompts the engine delivered, in the DM
+    /// and in a server channel (`conformance::nudges`): replies that let
+    /// exactly the people they mention be notified.
+    #[tokio::test]
+    async fn nudges() {
+        let discord = Discord::start(Mode::Gateway).await;
+        assert_eq!(nudges::run(&discord).await, NUDGES);
+        let sent: Vec<serde_json::Value> = discord
+            .fake
+            .calls_to("POST /channels/{channel_id}/messages")
+            .into_iter()
+            .map(|call| call.body)
+            .filter(|body| body.get("message_reference").is_some())
+            .collect();
+        assert_eq!(sent.len(), 4, "{sent:?}");
+        for body in &sent {
+            assert_eq!(body["message_reference"]["fail_if_not_exists"], false, "{body}");
+            assert_eq!(body["allowed_mentions"]["parse"], serde_json::json!([]), "{body}");
+            assert_eq!(body["allowed_mentions"]["replied_user"], false, "{body}");
+        }
     }
 
     #[tokio::test]

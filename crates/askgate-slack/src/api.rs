@@ -41,6 +41,9 @@ const FINAL_ERRORS: &[&str] = &[
     "msg_too_long",
     "no_text",
     "invalid_arguments",
+    // The thread a reply names is gone (its message deleted).
+    "invalid_thread_ts",
+    "thread_not_found",
 ];
 
 /// Errors that mean the bot's credentials are refused.

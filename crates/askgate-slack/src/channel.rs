@@ -13,9 +13,11 @@ use std::time::Duration;
 
 use askgate_adapter::SendLines;
 use askgate_adapter::deliver::deliver_parts;
-use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, Destination, MessageRef, Outgoing};
+use askgate_core::channel::{
+    Channel, ChannelError, Delivery, DeliveryError, Destination, MessageRef, Nudge, Outgoing, UserRef,
+};
 use askgate_core::render::{ButtonLimits, FormLimits, FreeTextInput, Measure};
-use askgate_core::{Capabilities, Presentation, Summary, Unit};
+use askgate_core::{Capabilities, Limit, Presentation, Summary, Unit};
 use async_trait::async_trait;
 use slack_morphism::prelude::*;
 use tokio::time::Instant;
@@ -23,6 +25,7 @@ use tokio::time::Instant;
 use crate::api::Api;
 use crate::blocks;
 use crate::limits;
+use crate::markup::escape;
 
 /// The least time between two posts to one conversation (Slack allows about
 /// one message a second per channel, with short bursts).
@@ -156,6 +159,33 @@ pub(crate) fn message(channel: &str, text: &str, blocks: Vec<SlackBlock>) -> Sla
     .with_unfurl_media(false)
 }
 
+/// A nudge's `text`: `<@U…>` for each person in `mention` (once each), then
+/// `text` escaped (so that no `<!channel>`, `<@U…>` or link in it is read),
+/// within [`limits::MESSAGE_TEXT`].
+fn nudge_text(text: &str, mention: &[UserRef]) -> Result<String, ChannelError> {
+    let mut users: Vec<&str> = Vec::new();
+    for person in mention {
+        let id = person.id.as_str();
+        // An id is letters and digits: anything else could close the `<@…>`.
+        if id.is_empty() || !id.bytes().all(|byte| byte.is_ascii_alphanumeric()) {
+            return Err(ChannelError::Rejected {
+                reason: format!("\"{id}\" is not a Slack user id"),
+            });
+        }
+        if !users.contains(&id) {
+            users.push(id);
+        }
+    }
+    let mut lead = String::new();
+    for id in &users {
+        lead.push_str("<@");
+        lead.push_str(id);
+        lead.push_str("> ");
+    }
+    let room = Limit::utf16(limits::MESSAGE_TEXT.max.saturating_sub(limits::MESSAGE_TEXT.len(&lead)));
+    Ok(format!("{lead}{}", room.fit(text, escape)))
+}
+
 /// The text a prompt's message `index` shows.
 fn part_text(prompt: &Presentation, index: usize) -> &str {
     match prompt {
@@ -232,5 +262,77 @@ impl Channel for SlackChannel {
                 .await?;
         }
         Ok(())
+    }
+
+    /// One message, without blocks, in the conversation of
+    /// `nudge.reply_to` when given (an IM's own id), in its thread: the
+    /// destination's thread where the prompt is in one (a reply's `ts` is
+    /// no thread), else the prompt's message's. Otherwise a message of its
+    /// own in `nudge.to` (the DM opened for a user id), in its thread if it
+    /// names one. In the conversation's turn, like any post.
+    async fn nudge(&self, nudge: &Nudge<'_>) -> Result<(), ChannelError> {
+        let text = nudge_text(nudge.text, nudge.mention)?;
+        let (conversation, thread) = match nudge.reply_to {
+            Some(message) => (
+                message.conversation.clone(),
+                Some(nudge.to.thread.clone().unwrap_or_else(|| message.message.clone())),
+            ),
+            None => (self.conversation(nudge.to).await?, nudge.to.thread.clone()),
+        };
+        let mut request = SlackApiChatPostMessageRequest::new(
+            conversation.as_str().into(),
+            SlackMessageContent::new().with_text(text),
+        )
+        .with_unfurl_links(false)
+        .with_unfurl_media(false);
+        if let Some(thread) = thread {
+            request = request.with_thread_ts(thread.into());
+        }
+        match self.post(request).await {
+            Ok(_) => {
+                tracing::debug!(channel = %self.name, "sent a nudge");
+                Ok(())
+            }
+            Err(error) => {
+                tracing::warn!(channel = %self.name, %error, "could not send a nudge");
+                Err(error)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn person(id: &str) -> UserRef {
+        UserRef {
+            id: id.into(),
+            display_name: "Alice".into(),
+        }
+    }
+
+    #[test]
+    fn a_nudge_mentions_exactly_its_people_and_nothing_in_its_text() {
+        let text = nudge_text(
+            "<b>x</b> @everyone <!channel> *bold*",
+            &[person("U1"), person("U1"), person("W2")],
+        )
+        .unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(
+            text,
+            "<@U1> <@W2> &lt;b&gt;x&lt;/b&gt; @everyone &lt;!channel&gt; \u{200B}*bold\u{200B}*"
+        );
+        assert!(matches!(
+            nudge_text("hi", &[person("U1>|<!channel")]),
+            Err(ChannelError::Rejected { .. })
+        ));
+        let long = nudge_text(&"<".repeat(2000), &[person("U1")]).unwrap_or_else(|error| panic!("{error}"));
+        assert!(
+            limits::MESSAGE_TEXT.fits(&long) && long.ends_with('…'),
+            "{}",
+            long.len()
+        );
+        assert!(long.starts_with("<@U1> &lt;"), "{long}");
     }
 }

@@ -16,6 +16,11 @@ use crate::markup::escape;
 /// prompt's part is one section.
 pub const SECTION_TEXT: Limit = Limit::utf16(3000);
 
+/// A message's `text` without blocks (a nudge): chat.postMessage, "For
+/// best results, limit the number of characters in the `text` field to
+/// 4,000 characters" (Slack truncates past 40,000).
+pub const MESSAGE_TEXT: Limit = Limit::utf16(4000);
+
 /// A context block's text element (an option's description).
 pub const CONTEXT_TEXT: Limit = Limit::utf16(3000);
 

@@ -229,7 +229,7 @@ mod inbound {
 
     use askgate_adapter::runtime::{ChannelRuntime, Shutdown};
     use askgate_core::QuestionId;
-    use askgate_core::channel::{Channel, InboundSink};
+    use askgate_core::channel::{Channel, InboundSink, UserRef};
     use askgate_core::form::FormValue;
     use askgate_engine::{Engine, Recipient};
     use askgate_slack::blocks::{CHECKBOXES_SUFFIX, OTHER_FIELD};
@@ -238,12 +238,15 @@ mod inbound {
     use askgate_testkit::conformance::inbound::{
         self, Features, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient,
     };
+    use askgate_testkit::conformance::nudges::{self, Posted};
     use askgate_testkit::conformance::{Shown, edges};
-    use askgate_testkit::slack::{DeliveryKind, DeliveryStatus, FakeSlack, Input, OpenedView, Person, SeenMessage};
+    use askgate_testkit::slack::{
+        DeliveryKind, DeliveryStatus, FakeSlack, Input, OpenedView, Person, Ping, SeenMessage,
+    };
     use async_trait::async_trait;
     use tokio::sync::watch;
 
-    use super::{NAME, rendered, start_fake};
+    use super::{NAME, rendered, shown_text, start_fake};
 
     /// How long a reply to a typed message may take to go out in its
     /// conversation's turn (posts there are a second apart).
@@ -571,6 +574,43 @@ mod inbound {
         fn violations(&self) -> Vec<String> {
             self.fake.violations()
         }
+
+        fn user(&self, who: Who) -> UserRef {
+            let person = self.person(who);
+            UserRef {
+                id: person.id.clone(),
+                display_name: person.name.clone(),
+            }
+        }
+
+        /// The bot's messages everyone in the conversation sees, thread
+        /// replies included (a reply names its thread's parent), rendered
+        /// as Slack shows them, with whom each notifies.
+        async fn posted(&self, conversation: &str) -> Option<Vec<Posted>> {
+            let posted = self
+                .fake
+                .messages(conversation)
+                .into_iter()
+                .filter(|message| message.bot_id.is_some() && message.ephemeral_for.is_none())
+                .map(|message| Posted {
+                    reply_to: message.thread_ts.clone().filter(|parent| *parent != message.ts),
+                    text: shown_text(&message),
+                    mentions: message
+                        .pings
+                        .iter()
+                        .map(|ping| match ping {
+                            Ping::User(id) => id.clone(),
+                            Ping::Subteam(id) => format!("<!subteam^{id}>"),
+                            Ping::Channel => "<!channel>".to_owned(),
+                            Ping::Here => "<!here>".to_owned(),
+                            Ping::Everyone => "<!everyone>".to_owned(),
+                        })
+                        .collect(),
+                    message: message.ts,
+                })
+                .collect();
+            Some(posted)
+        }
     }
 
     /// Prompts at the contract's edges over Socket Mode: every request valid
@@ -580,6 +620,36 @@ mod inbound {
     async fn edge_prompts() {
         let slack = Slack::start(Mode::Socket).await;
         assert_eq!(edges::run(&slack).await, edges::requests().len());
+    }
+
+    /// Every nudge scenario: Slack has channels.
+    const NUDGES: [&str; 5] = [
+        "a_reminder_replies_to_the_prompt_and_mentions_the_person",
+        "a_reminder_in_a_group_mentions_the_person_and_no_one_else",
+        "markup_in_a_nudge_arrives_as_written_and_mentions_no_one",
+        "a_long_nudge_is_cut_to_the_platform_s_limit",
+        "a_nudge_with_nothing_to_reply_to_is_a_message_of_its_own",
+    ];
+
+    /// Reminders and notes under prompts the engine delivered, in the DM
+    /// and in a channel (`conformance::nudges`): thread replies with
+    /// `<@U…>`, links never unfurled.
+    #[tokio::test]
+    async fn nudges() {
+        let slack = Slack::start(Mode::Socket).await;
+        assert_eq!(nudges::run(&slack).await, NUDGES);
+        let threaded: Vec<_> = slack
+            .fake
+            .calls_to("chat.postMessage")
+            .into_iter()
+            .map(|call| call.body)
+            .filter(|body| body.get("thread_ts").is_some())
+            .collect();
+        assert_eq!(threaded.len(), 4, "{threaded:?}");
+        for body in &threaded {
+            assert_eq!(body["unfurl_links"], false, "{body}");
+            assert!(body.get("blocks").is_none_or(serde_json::Value::is_null), "{body}");
+        }
     }
 
     async fn run(mode: Mode) -> Slack {

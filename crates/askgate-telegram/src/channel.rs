@@ -5,9 +5,11 @@ use std::sync::{Arc, OnceLock};
 use askgate_adapter::SendLines;
 use askgate_adapter::deliver::deliver_parts;
 use askgate_adapter::finish::finished;
-use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, Destination, MessageRef, Outgoing};
+use askgate_core::channel::{
+    Channel, ChannelError, Delivery, DeliveryError, Destination, MessageRef, Nudge, Outgoing, UserRef,
+};
 use askgate_core::render::{ButtonLimits, FreeTextInput, Measure};
-use askgate_core::{Capabilities, Presentation, Summary};
+use askgate_core::{Capabilities, Limit, Presentation, Summary};
 use async_trait::async_trait;
 use teloxide::adaptors::Throttle;
 use teloxide::adaptors::throttle::Limits;
@@ -231,6 +233,43 @@ fn message_id(message: &MessageRef) -> Result<(Recipient, MessageId), ChannelErr
     Ok((recipient(&message.conversation)?, MessageId(id)))
 }
 
+/// The longest name a nudge shows for a person it mentions: askgate's own
+/// bound (a Telegram name is a first and a last name of up to 64
+/// characters each), so that the mentions leave the text its room.
+const MENTION_NAME: Limit = Limit::code_points(64);
+
+/// A nudge's HTML: a text mention (`tg://user?id=…`, which notifies that
+/// person) for each person in `mention`, once each and named by their display
+/// name (their id where they have none), then `text` escaped with its
+/// `@names` defused, cut so that the whole is within [`limits::MESSAGE_TEXT`]
+/// after parsing. Nothing but the mentions can notify anyone.
+fn nudge_html(text: &str, mention: &[UserRef]) -> Result<String, ChannelError> {
+    let mut lead = String::new();
+    let mut lead_len = 0;
+    let mut seen: Vec<i64> = Vec::new();
+    for person in mention {
+        let id: i64 = person.id.parse().map_err(|_| ChannelError::Rejected {
+            reason: format!("\"{}\" is not a Telegram user id", person.id),
+        })?;
+        if seen.contains(&id) {
+            continue;
+        }
+        seen.push(id);
+        let name = person.display_name.trim();
+        let name = MENTION_NAME.ellipsize(if name.is_empty() { &person.id } else { name });
+        lead.push_str("<a href=\"tg://user?id=");
+        lead.push_str(&id.to_string());
+        lead.push_str("\">");
+        lead.push_str(&html(&name));
+        lead.push_str("</a> ");
+        // The name as Telegram counts it after parsing, and the space.
+        lead_len += limits::measure(&name) + 1;
+    }
+    let room = limits::MESSAGE_TEXT.max.saturating_sub(lead_len);
+    let text = askgate_core::text::shorten(text, |text| limits::measure(text) <= room);
+    Ok(format!("{lead}{}", html(&text)))
+}
+
 /// The finished message's HTML: the prompt's text, then the summary in
 /// bold, within [`limits::MESSAGE_TEXT`] after parsing (the line break
 /// between them counts; tags do not).
@@ -342,5 +381,83 @@ impl Channel for TelegramChannel {
             Ok(_) | Err(RequestError::Api(ApiError::MessageNotModified)) => Ok(()),
             Err(error) => Err(channel_error(&error)),
         }
+    }
+
+    /// One message in the conversation (and topic) of `nudge.to`, a reply to
+    /// `nudge.reply_to` in its chat when given (sent even if that message is
+    /// gone), in the chat's turn like any message.
+    async fn nudge(&self, nudge: &Nudge<'_>) -> Result<(), ChannelError> {
+        let html = nudge_html(nudge.text, nudge.mention)?;
+        let (to, reply_to) = match nudge.reply_to {
+            Some(message) => {
+                let (_, id) = message_id(message)?;
+                let to = Destination {
+                    conversation: message.conversation.clone(),
+                    thread: nudge.to.thread.clone(),
+                };
+                (to, Some(id))
+            }
+            None => (nudge.to.clone(), None),
+        };
+        match self.send(&to, &html, None, reply_to).await {
+            Ok(_) => {
+                tracing::debug!(channel = %self.name, "sent a nudge");
+                Ok(())
+            }
+            Err(error) => {
+                tracing::warn!(channel = %self.name, %error, "could not send a nudge");
+                Err(error)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn person(id: &str, name: &str) -> UserRef {
+        UserRef {
+            id: id.into(),
+            display_name: name.into(),
+        }
+    }
+
+    #[test]
+    fn a_nudge_mentions_each_person_once_by_link_and_escapes_its_text() {
+        let html = nudge_html(
+            "<b>x</b> @everyone",
+            &[person("42", "A<l>ice"), person("42", "Alice"), person("7", " ")],
+        )
+        .unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(
+            html,
+            "<a href=\"tg://user?id=42\">A&lt;l&gt;ice</a> <a href=\"tg://user?id=7\">7</a> \
+             &lt;b&gt;x&lt;/b&gt; @\u{2060}everyone"
+        );
+        assert!(matches!(
+            nudge_html("hi", &[person("U123", "Alice")]),
+            Err(ChannelError::Rejected { .. })
+        ));
+    }
+
+    #[test]
+    fn a_long_nudge_is_cut_within_the_limit_after_parsing() {
+        let html = nudge_html(&"@a ".repeat(3000), &[person("42", &"N".repeat(100))])
+            .unwrap_or_else(|error| panic!("{error}"));
+        // What Telegram counts: the text without its tags, entities decoded.
+        let parsed = html
+            .replace("<a href=\"tg://user?id=42\">", "")
+            .replace("</a>", "")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&");
+        let length = limits::MESSAGE_TEXT.len(&parsed);
+        assert!((4090..=4096).contains(&length), "{length}");
+        assert!(
+            parsed.starts_with(&format!("{}… @\u{2060}a", "N".repeat(63))),
+            "{parsed}"
+        );
+        assert!(parsed.ends_with('…'), "{parsed}");
     }
 }

@@ -84,15 +84,16 @@ mod inbound {
     use std::time::Duration;
 
     use askgate_core::QuestionId;
-    use askgate_core::channel::{Channel, InboundSink, MessageRef};
+    use askgate_core::channel::{Channel, InboundSink, MessageRef, UserRef};
     use askgate_engine::{Engine, Recipient};
     use askgate_store::QuestionRecord;
     use askgate_telegram::TelegramChannel;
     use askgate_testkit::conformance::inbound::{
         self, Features, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient,
     };
+    use askgate_testkit::conformance::nudges::{self, Posted};
     use askgate_testkit::conformance::{Shown, edges};
-    use askgate_testkit::telegram::{Call, FakeTelegram, TgChat, TgUser};
+    use askgate_testkit::telegram::{Call, FakeTelegram, TgChat, TgMention, TgUser};
     use async_trait::async_trait;
     use serde_json::{Value, json};
 
@@ -117,6 +118,15 @@ mod inbound {
         "a_slow_store_still_applies_the_tap_once",
         "a_failing_store_loses_no_answer",
         "a_stranger_who_writes_is_told_the_recipient_block",
+    ];
+
+    /// Every nudge scenario: Telegram has groups.
+    const NUDGES: [&str; 5] = [
+        "a_reminder_replies_to_the_prompt_and_mentions_the_person",
+        "a_reminder_in_a_group_mentions_the_person_and_no_one_else",
+        "markup_in_a_nudge_arrives_as_written_and_mentions_no_one",
+        "a_long_nudge_is_cut_to_the_platform_s_limit",
+        "a_nudge_with_nothing_to_reply_to_is_a_message_of_its_own",
     ];
 
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -288,6 +298,37 @@ mod inbound {
             self.fake.violations()
         }
 
+        fn user(&self, who: Who) -> UserRef {
+            let user = user(who);
+            UserRef {
+                id: user.id.to_string(),
+                display_name: user.first_name,
+            }
+        }
+
+        async fn posted(&self, conversation: &str) -> Option<Vec<Posted>> {
+            let chat = conversation.parse().ok()?;
+            let posted = self
+                .fake
+                .bot_messages_in(chat)
+                .into_iter()
+                .map(|message| Posted {
+                    message: message.message_id.to_string(),
+                    reply_to: message.reply_to.map(|id| id.to_string()),
+                    text: message.text,
+                    mentions: message
+                        .mentions
+                        .iter()
+                        .map(|mention| match mention {
+                            TgMention::User(id) => id.to_string(),
+                            TgMention::Username(name) => format!("@{name}"),
+                        })
+                        .collect(),
+                })
+                .collect();
+            Some(posted)
+        }
+
         async fn write_privately(&self, who: Who, text: &str) -> Seen {
             let chat = TgChat::private(user(who).id);
             let said = self.fake.message(&user(who), &chat, text, None, None);
@@ -422,6 +463,28 @@ mod inbound {
     async fn edge_prompts() {
         let telegram = Telegram::start(Mode::Polling).await;
         assert_eq!(edges::run(&telegram).await, edges::requests().len());
+    }
+
+    /// Reminders and notes under prompts the engine delivered
+    /// (`conformance::nudges`): replies with a text mention of the person.
+    #[tokio::test]
+    async fn nudges() {
+        let telegram = Telegram::start(Mode::Polling).await;
+        assert_eq!(nudges::run(&telegram).await, NUDGES);
+        // Each reply was sent as one: `reply_parameters`, previews off.
+        let replies: Vec<Value> = sends(&telegram.fake.calls())
+            .filter(|body| body.get("reply_parameters").is_some())
+            .cloned()
+            .collect();
+        assert_eq!(replies.len(), 4, "{replies:?}");
+        for body in &replies {
+            assert_eq!(
+                body["reply_parameters"]["allow_sending_without_reply"],
+                json!(true),
+                "{body}"
+            );
+            assert_eq!(body["link_preview_options"]["is_disabled"], json!(true), "{body}");
+        }
     }
 
     #[tokio::test]

@@ -1,13 +1,15 @@
 //! The inbound conformance suite against the testkit's own test double: a
 //! correct adapter passes it whether its platform redelivers or not, and an
 //! adapter that acknowledges an event before the engine stored it fails it.
+//! Likewise the nudge suite: a double that nudges passes it, one whose
+//! `Channel::nudge` is the trait's default (sends nothing) fails it.
 // Helpers panic on purpose: a panic is how a test reports a failure.
 #![allow(clippy::unwrap_used)]
 
 use std::time::Duration;
 
-use askgate_testkit::conformance::inbound;
 use askgate_testkit::conformance::{DoubleSettings, TestDouble};
+use askgate_testkit::conformance::{inbound, nudges};
 
 const EVERY_SCENARIO: [&str; 11] = [
     "a_tap_on_an_option_answers_the_waiting_agent",
@@ -36,6 +38,7 @@ async fn a_double_that_never_redelivers_and_has_a_first_response_budget_passes_e
         redelivers: false,
         first_response_within: Some(Duration::from_millis(2500)),
         acknowledge_before_handle: false,
+        nudges: true,
     });
     assert_eq!(inbound::run(&double).await, EVERY_SCENARIO);
     // Only the slow store took longer than the budget.
@@ -52,4 +55,28 @@ async fn a_double_that_acknowledges_before_handle_returned_fails_the_suite() {
         ..DoubleSettings::default()
     });
     inbound::run(&broken).await;
+}
+
+const EVERY_NUDGE: [&str; 5] = [
+    "a_reminder_replies_to_the_prompt_and_mentions_the_person",
+    "a_reminder_in_a_group_mentions_the_person_and_no_one_else",
+    "markup_in_a_nudge_arrives_as_written_and_mentions_no_one",
+    "a_long_nudge_is_cut_to_the_platform_s_limit",
+    "a_nudge_with_nothing_to_reply_to_is_a_message_of_its_own",
+];
+
+#[tokio::test]
+async fn a_double_that_nudges_passes_every_nudge_scenario() {
+    let double = TestDouble::new(DoubleSettings::default());
+    assert_eq!(nudges::run(&double).await, EVERY_NUDGE);
+}
+
+#[tokio::test]
+#[should_panic(expected = "a nudge MUST be exactly one new message")]
+async fn a_double_whose_nudge_sends_nothing_fails_the_nudge_suite() {
+    let broken = TestDouble::new(DoubleSettings {
+        nudges: false,
+        ..DoubleSettings::default()
+    });
+    nudges::run(&broken).await;
 }

@@ -3,10 +3,11 @@
 //! violation is answered as Telegram answers it, `400` with
 //! `{"ok":false,"error_code":400,"description":"Bad Request: …"}`. One case
 //! at least per kind of rule, and per limit askgate relies on, each beside
-//! the largest request that is still accepted.
+//! the largest request that is still accepted; and a reply as askgate sends
+//! a reminder, with the rules its description states for replies.
 #![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 
-use askgate_testkit::telegram::{FakeTelegram, TgChat, TgUser};
+use askgate_testkit::telegram::{FakeTelegram, TgChat, TgMention, TgUser};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -117,6 +118,23 @@ async fn a_missing_required_parameter_or_field_is_refused() {
         "sendMessage",
         &body,
         "Bad Request: can't find field \"message_id\"",
+    )
+    .await;
+    body["reply_parameters"] = json!({ "message_id": "first" });
+    refused(
+        &fake,
+        "sendMessage",
+        &body,
+        "Bad Request: field \"message_id\" must be of type Integer",
+    )
+    .await;
+    body["reply_parameters"] =
+        json!({ "message_id": 1, "allow_sending_without_reply": true, "fail_if_missing": false });
+    refused(
+        &fake,
+        "sendMessage",
+        &body,
+        "Bad Request: unknown field \"fail_if_missing\"",
     )
     .await;
     refused(
@@ -462,4 +480,90 @@ async fn refused_requests_are_reported_as_violations() {
     assert!(violations[0].contains("… (4128 characters)"), "{}", violations[0]);
     assert!(violations[1].starts_with("Bad Request: can't parse entities: "));
     assert_eq!(violations[2], "Not Found: sendCarrierPigeon {}");
+}
+
+/// A reminder as askgate sends it: a reply, with a text mention of the
+/// person, read back with `replies_to`; `allow_sending_without_reply` sends
+/// a reply to a message that is gone, except in a forum topic.
+#[tokio::test]
+async fn replies_and_text_mentions_are_read_back_as_a_person_sees_them() {
+    let fake = FakeTelegram::start().await;
+    let alice = TgUser::new(111_222_333, "Alice");
+    let room = TgChat::group(-4_242, "Release team");
+    let bob = TgUser::new(444_555_666, "Bob");
+    // Alice is known to the fake once she has written.
+    fake.message(&alice, &room, "hi", None, None);
+    let prompt = accepted(&fake, "sendMessage", &json!({ "chat_id": room.id, "text": "Ship it?" })).await;
+    let prompt_id = prompt["message_id"].as_i64().unwrap();
+    let reminder = json!({
+        "chat_id": room.id,
+        "text": format!("<a href=\"tg://user?id={}\">Alice</a> Still waiting, @bob_example &lt;b&gt;", alice.id),
+        "parse_mode": "HTML",
+        "reply_parameters": { "message_id": prompt_id, "allow_sending_without_reply": true },
+    });
+    let sent = accepted(&fake, "sendMessage", &reminder).await;
+    assert_eq!(sent["reply_to_message"]["message_id"], prompt_id);
+    assert_eq!(sent["entities"][0]["type"], "text_mention");
+    assert_eq!(sent["entities"][0]["user"]["first_name"], "Alice");
+    // Another message in the chat replies to nothing.
+    accepted(&fake, "sendMessage", &json!({ "chat_id": room.id, "text": "aside" })).await;
+    let replies = fake.replies_to(room.id, prompt_id);
+    let [reply] = replies.as_slice() else {
+        panic!("one reply to the prompt: {replies:?}");
+    };
+    assert_eq!(reply.text, "Alice Still waiting, @bob_example <b>");
+    assert_eq!(
+        reply.mentions,
+        [TgMention::User(alice.id), TgMention::Username("bob_example".into())]
+    );
+    assert_eq!(fake.bot_messages_in(room.id).len(), 3);
+    assert!(fake.replies_to(room.id, 999).is_empty());
+
+    // A message that is gone: sent without the reply when allowed.
+    let gone = json!({ "message_id": 999, "allow_sending_without_reply": true });
+    let sent = accepted(
+        &fake,
+        "sendMessage",
+        &json!({ "chat_id": room.id, "text": "x", "reply_parameters": gone }),
+    )
+    .await;
+    assert!(sent.get("reply_to_message").is_none());
+    // "Always False for … forum topic": refused there all the same.
+    let forum = TgChat::forum(-1_002_233_445_566, "Platform");
+    fake.add_chat(&forum);
+    let topic = fake.create_topic(&forum, "Deploys");
+    let in_topic = json!({ "chat_id": forum.id, "message_thread_id": topic, "text": "x", "reply_parameters": gone });
+    let (status, body) = call(&fake, "sendMessage", &in_topic).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["description"], "Bad Request: message to be replied not found");
+    // A reply in the topic to a message there is a reply to it.
+    let asked = accepted(
+        &fake,
+        "sendMessage",
+        &json!({ "chat_id": forum.id, "message_thread_id": topic, "text": "Ship?" }),
+    )
+    .await;
+    let asked_id = asked["message_id"].as_i64().unwrap();
+    let here = json!({ "message_id": asked_id, "allow_sending_without_reply": true });
+    let nudge =
+        json!({ "chat_id": forum.id, "message_thread_id": topic, "text": "Still waiting", "reply_parameters": here });
+    let sent = accepted(&fake, "sendMessage", &nudge).await;
+    assert_eq!(
+        (
+            sent["message_thread_id"].as_i64(),
+            sent["reply_to_message"]["message_id"].as_i64()
+        ),
+        (Some(topic), Some(asked_id))
+    );
+    assert_eq!(fake.replies_to(forum.id, asked_id)[0].thread, Some(topic));
+    // Replies to another chat are not modelled.
+    let elsewhere = json!({ "message_id": prompt_id, "chat_id": room.id });
+    let (status, _) = call(
+        &fake,
+        "sendMessage",
+        &json!({ "chat_id": bob.id, "text": "x", "reply_parameters": elsewhere }),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(fake.violations().is_empty(), "{:?}", fake.violations());
 }

@@ -19,16 +19,17 @@ use std::time::Duration;
 use askgate_adapter::{Driver, Inbound, Introduction};
 use askgate_core::channel::{
     Channel, ChannelError, ConversationKind, Delivery, DeliveryError, InboundEvent, InboundKind, InboundSink,
-    MessageRef, Outgoing, Reaction, UserRef,
+    MessageRef, Nudge, Outgoing, Reaction, UserRef,
 };
 use askgate_core::form::FormValue;
-use askgate_core::{Capabilities, Presentation, Summary};
+use askgate_core::{Capabilities, Limit, Presentation, Summary};
 use askgate_engine::{Engine, Recipient};
 use askgate_store::QuestionRecord;
 use async_trait::async_trait;
 use tokio::sync::watch;
 
 use super::inbound::{Features, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient};
+use super::nudges::Posted;
 use super::outbound::Shown;
 use crate::FakeChannel;
 
@@ -66,6 +67,9 @@ pub struct DoubleSettings {
     /// before the driver's `take` returned, so an event the engine could not
     /// store is lost.
     pub acknowledge_before_handle: bool,
+    /// Whether the adapter implements `Channel::nudge`; without it, the
+    /// trait's default sends nothing (the bug the nudge suite catches).
+    pub nudges: bool,
 }
 
 impl Default for DoubleSettings {
@@ -75,6 +79,7 @@ impl Default for DoubleSettings {
             redelivers: true,
             first_response_within: None,
             acknowledge_before_handle: false,
+            nudges: true,
         }
     }
 }
@@ -256,6 +261,25 @@ impl Channel for TestDouble {
 
     fn direct_person(&self, destination: &askgate_core::channel::Destination) -> Option<String> {
         self.shared.channel.direct_person(destination)
+    }
+
+    async fn nudge(&self, nudge: &Nudge<'_>) -> Result<(), ChannelError> {
+        if !self.shared.settings.nudges {
+            return Ok(());
+        }
+        // As a platform would: each person mentioned once, the text within
+        // the double's message limit (it has no markup to escape).
+        let mut mention: Vec<UserRef> = Vec::new();
+        for person in nudge.mention {
+            if !mention.iter().any(|known| known.id == person.id) {
+                mention.push(person.clone());
+            }
+        }
+        let text = Limit::code_points(self.capabilities().max_message_chars).ellipsize(nudge.text);
+        let sent = Nudge::new(nudge.to, &text)
+            .replying_to(nudge.reply_to)
+            .mentioning(&mention);
+        self.shared.channel.nudge(&sent).await
     }
 }
 
@@ -441,6 +465,36 @@ impl PersonPlatform for TestDouble {
     /// The double keeps no platform messages to read back.
     async fn shown(&self, _message: &MessageRef) -> Option<Shown> {
         None
+    }
+
+    fn user(&self, who: Who) -> UserRef {
+        user(who)
+    }
+
+    /// The double keeps its nudges as its messages (its prompts are not
+    /// read back): each in the conversation of the message it replies to,
+    /// or of its destination, with no markup and the people it mentioned.
+    async fn posted(&self, conversation: &str) -> Option<Vec<Posted>> {
+        let posted = self
+            .shared
+            .channel
+            .nudges()
+            .into_iter()
+            .enumerate()
+            .filter(|(_, (to, reply_to, ..))| {
+                reply_to
+                    .as_ref()
+                    .map_or(&to.conversation, |message| &message.conversation)
+                    == conversation
+            })
+            .map(|(index, (_, reply_to, text, mentions))| Posted {
+                message: format!("nudge-{index}"),
+                reply_to: reply_to.map(|message| message.message),
+                text,
+                mentions,
+            })
+            .collect();
+        Some(posted)
     }
 
     /// The double is no platform: no published spec to break.

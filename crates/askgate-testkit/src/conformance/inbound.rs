@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use askgate_core::channel::{
-    Channel, Destination, InboundError, InboundEvent, InboundKind, InboundSink, MessageRef, Reaction,
+    Channel, Destination, InboundError, InboundEvent, InboundKind, InboundSink, MessageRef, Reaction, UserRef,
 };
 use askgate_core::form::FormValue;
 use askgate_core::{ButtonAction, ButtonToken, Locale, QuestionId, ToolResult};
@@ -27,6 +27,7 @@ use askgate_store::{QuestionRecord, QuestionStatus, SqliteStore};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+use super::nudges::Posted;
 use super::outbound::Shown;
 use super::strangers::a_stranger_in_the_direct_conversation_is_refused_and_changes_nothing;
 use tokio::sync::oneshot;
@@ -212,6 +213,19 @@ pub trait PersonPlatform: Send + Sync {
     /// platform shows no message of its own to read back (askgate's page,
     /// which the browser suite reads).
     async fn shown(&self, message: &MessageRef) -> Option<Shown>;
+
+    /// The platform's own id and name for `who`: whom a nudge mentions
+    /// (`conformance::nudges`).
+    fn user(&self, _who: Who) -> UserRef {
+        unsupported("people of its own to mention")
+    }
+
+    /// The bot's messages in `conversation` as people see them now, oldest
+    /// first (`conformance::nudges` reads nudges back); `None` where the
+    /// platform keeps no messages of its own (askgate's page).
+    async fn posted(&self, _conversation: &str) -> Option<Vec<Posted>> {
+        None
+    }
 
     /// Every request the fake platform refused as invalid by the platform's
     /// own published spec since it started (`askgate-testkit/spec`), each

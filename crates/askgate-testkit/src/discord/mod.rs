@@ -446,6 +446,17 @@ impl FakeDiscord {
             .collect()
     }
 
+    /// The messages of a channel that reply to message `message_id`
+    /// (`message_reference`), in order, as a person sees them: with their
+    /// content, `allowed_mentions` and whom they notified
+    /// ([`SeenMessage::pings`]).
+    pub fn replies_to(&self, channel_id: u64, message_id: u64) -> Vec<SeenMessage> {
+        self.messages(channel_id)
+            .into_iter()
+            .filter(|message| message.reply_to == Some(message_id))
+            .collect()
+    }
+
     /// One message, wherever it is.
     pub fn message_by_id(&self, message_id: u64) -> Option<SeenMessage> {
         self.state().messages.get(&message_id).map(state::Stored::seen)

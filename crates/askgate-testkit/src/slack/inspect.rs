@@ -51,6 +51,17 @@ impl FakeSlack {
         seen_in(&self.shared.state.lock(), channel)
     }
 
+    /// The messages in the thread of the message at `ts` (its replies,
+    /// `thread_ts` = `ts`, not the message itself), in order, as people see
+    /// them: with their text and whom they notify ([`SeenMessage::pings`]).
+    /// Ephemeral ones are left out.
+    pub fn replies_to(&self, channel: &str, ts: &str) -> Vec<SeenMessage> {
+        seen_in(&self.shared.state.lock(), channel)
+            .into_iter()
+            .filter(|seen| seen.thread_ts.as_deref() == Some(ts) && seen.ts != ts && seen.ephemeral_for.is_none())
+            .collect()
+    }
+
     /// One message.
     pub fn message_at(&self, channel: &str, ts: &str) -> Option<SeenMessage> {
         let state = self.shared.state.lock();

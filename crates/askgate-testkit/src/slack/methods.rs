@@ -289,9 +289,35 @@ impl State {
         }
         self.may_post(&channel)?;
         let content = self.content(args)?;
+        if let Some(thread_ts) = text_arg(args, "thread_ts").filter(|ts| !ts.is_empty()) {
+            self.thread_parent(&channel, &thread_ts)?;
+        }
         let index = self.post(Post::from_args(channel.clone(), content, args));
         let message = self.messages[index].json.clone();
         Ok(json!({ "channel": channel, "ts": message["ts"], "message": message }))
+    }
+
+    /// Whether `thread_ts` names a message of the conversation that a reply
+    /// can thread under: chat.postMessage's `thread_ts` is "another
+    /// message's `ts` value … Avoid using a reply's `ts` value; use its
+    /// parent instead". Slack is reported to answer `invalid_thread_ts` for
+    /// such a value, or to take the reply and show it nowhere; the fake
+    /// refuses it either way, so that a reply that would be lost fails a
+    /// test.
+    fn thread_parent(&self, channel: &str, thread_ts: &str) -> Result<(), ApiError> {
+        let parent = self
+            .message_at(channel, thread_ts)
+            .map(|index| &self.messages[index])
+            .filter(|stored| stored.ephemeral_for.is_none());
+        let is_reply = |stored: &Stored| {
+            stored.json["thread_ts"]
+                .as_str()
+                .is_some_and(|thread| thread != thread_ts)
+        };
+        match parent {
+            Some(stored) if !is_reply(stored) => Ok(()),
+            _ => Err(ApiError::new("invalid_thread_ts")),
+        }
     }
 
     fn post_ephemeral(&mut self, args: &Value) -> Result<Value, ApiError> {

@@ -119,8 +119,13 @@
 //!   the fake after [`RETRY_PAUSE`].
 //! - Approximations: deliveries made while nothing is connected wait for a
 //!   connection (Slack drops interactions and queues events); HTTP events go
-//!   one at a time, in order; `thread_ts` is not checked; `mrkdwn: false`
-//!   still counts mentions.
+//!   one at a time, in order; `mrkdwn: false` still counts mentions.
+//! - Threads: `chat.postMessage`'s `thread_ts` must name a message of the
+//!   conversation that is no reply itself ("Avoid using a reply's `ts`
+//!   value; use its parent instead", the method's document): anything else
+//!   is `invalid_thread_ts` (Slack is reported to answer so, or to lose the
+//!   reply), kept as a violation. [`FakeSlack::replies_to`] reads a thread's
+//!   replies back with their text and whom they notify.
 //!
 //! # Modals
 //!

@@ -55,7 +55,8 @@ impl ApiError {
 
     /// Whether this refuses a call as Slack's published spec refuses it (an
     /// unknown method, arguments or blocks the spec or the Block Kit limits
-    /// refuse), rather than for the state's reasons (no such channel).
+    /// refuse, a `thread_ts` that is no parent message's), rather than for
+    /// the state's reasons (no such channel).
     pub(crate) fn is_violation(&self) -> bool {
         const SPEC: &[&str] = &[
             "unknown_method",
@@ -65,6 +66,7 @@ impl ApiError {
             "invalid_json",
             "msg_too_long",
             "no_text",
+            "invalid_thread_ts",
         ];
         matches!(self, Self::Error(error, _) if SPEC.contains(&error.as_str()))
     }

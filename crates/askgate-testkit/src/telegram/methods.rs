@@ -215,6 +215,7 @@ impl State {
         let id = self.next_message_id(chat.id);
         let mut message = self.new_message(&chat, id, bot_user(), thread, reply);
         set_text(&mut message, text, &entities);
+        self.name_mentioned(&mut message);
         if let Some(options) = object(params, "link_preview_options") {
             message.insert("link_preview_options".into(), options);
         }
@@ -230,7 +231,10 @@ impl State {
         Ok(message)
     }
 
-    /// The message a send replies to (`reply_parameters`).
+    /// The message a send replies to (`reply_parameters`). Its
+    /// `allow_sending_without_reply` is "always False for replies in
+    /// another chat or forum topic" (the description's words): a reply in a
+    /// forum topic to a message that is not there is refused even with it.
     fn reply_target(&self, chat: &TgChat, params: &Value) -> Result<Option<Value>, ApiError> {
         let Some(reply) = object(params, "reply_parameters") else {
             return Ok(None);
@@ -238,10 +242,39 @@ impl State {
         let Some(id) = int(&reply, "message_id") else {
             return Ok(None);
         };
+        if reply.get("chat_id").is_some_and(|other| as_int(other) != Some(chat.id)) {
+            return Err(ApiError::bad_request(
+                "Bad Request: the fake Telegram server does not model replies to another chat",
+            ));
+        }
+        let in_topic = chat.is_forum && int(params, "message_thread_id").is_some();
+        let allowed = boolean(&reply, "allow_sending_without_reply") == Some(true) && !in_topic;
         match self.messages.get(&(chat.id, id)) {
             Some(stored) => Ok(Some(stored.json.clone())),
-            None if boolean(&reply, "allow_sending_without_reply") == Some(true) => Ok(None),
+            None if allowed => Ok(None),
             None => Err(ApiError::bad_request("Bad Request: message to be replied not found")),
+        }
+    }
+
+    /// The users of the `text_mention` entities in `message`, filled in as
+    /// Telegram fills them: the person the fake knows by that id, or a user
+    /// with that id and no name.
+    fn name_mentioned(&self, message: &mut Map<String, Value>) {
+        let Some(Value::Array(entities)) = message.get_mut("entities") else {
+            return;
+        };
+        for entity in entities.iter_mut().filter(|entity| entity["type"] == "text_mention") {
+            let Some(id) = entity.pointer("/user/id").and_then(Value::as_i64) else {
+                continue;
+            };
+            if let Some(user) = self.users.get(&id) {
+                let mut user = user.to_json();
+                // Only an update's sender carries their language.
+                if let Value::Object(fields) = &mut user {
+                    fields.remove("language_code");
+                }
+                entity["user"] = user;
+            }
         }
     }
 

@@ -75,6 +75,17 @@
 //!   message in a topic that replies to nothing else replies to the topic's
 //!   `forum_topic_created` message; in other supergroups a reply carries the
 //!   `message_thread_id` of the message it answers (Telegram's reply threads).
+//! - `reply_parameters` names a message of the same chat: one the fake does
+//!   not have is `400 Bad Request: message to be replied not found` unless
+//!   `allow_sending_without_reply` (then the message replies to nothing),
+//!   which is "always False for replies in another chat or forum topic"
+//!   (the description): in a forum topic the refusal stands. A reply to
+//!   another chat (`chat_id`) is not modelled and refused.
+//! - An HTML `<a href="tg://user?id=…">` is a `text_mention` entity whose
+//!   `user` is the person the fake knows by that id (from their updates);
+//!   [`FakeTelegram::replies_to`] and [`FakeTelegram::bot_messages_in`]
+//!   read the bot's messages back with their text and whom they mention
+//!   ([`TgMessage`]).
 //! - An edit that changes neither text, entities nor keyboard is
 //!   `400` [`MESSAGE_NOT_MODIFIED`]; an edit without `reply_markup` removes the
 //!   keyboard; a callback query can be answered once.
@@ -178,7 +189,9 @@ use entities::{plain_text, set_text};
 pub use payloads::{TELEGRAM_PAYLOADS, telegram_payload};
 use server::Server;
 use state::{Origin, Shared, State, sticker_json};
-pub use types::{Call, Failure, TgChat, TgChatKind, TgUser, WaitTimeout, Webhook, WebhookDelivery};
+pub use types::{
+    Call, Failure, TgChat, TgChatKind, TgMention, TgMessage, TgUser, WaitTimeout, Webhook, WebhookDelivery,
+};
 
 /// The bot token the fake accepts (the Bot API documentation's example token).
 pub const TOKEN: &str = "123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11";
@@ -394,6 +407,26 @@ impl FakeTelegram {
             }
         }
         by_chat
+    }
+
+    /// The bot's messages in a chat, as a person sees them now, in the
+    /// order they were sent.
+    pub fn bot_messages_in(&self, chat_id: i64) -> Vec<TgMessage> {
+        self.messages()
+            .get(&chat_id)
+            .map(|sent| sent.iter().map(TgMessage::of).collect())
+            .unwrap_or_default()
+    }
+
+    /// The bot's messages in a chat that reply to message `message_id`
+    /// (`reply_to_message`), in order, with their text and whom they
+    /// mention. A topic's messages that reply to nothing else reply to its
+    /// first message, as on Telegram.
+    pub fn replies_to(&self, chat_id: i64, message_id: i64) -> Vec<TgMessage> {
+        self.bot_messages_in(chat_id)
+            .into_iter()
+            .filter(|sent| sent.reply_to == Some(message_id))
+            .collect()
     }
 
     /// Any message the fake knows (the bot's, a person's, a topic's first

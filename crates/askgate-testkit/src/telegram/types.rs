@@ -261,3 +261,63 @@ impl fmt::Display for WaitTimeout {
 }
 
 impl std::error::Error for WaitTimeout {}
+
+/// Someone a message mentions: an entity that notifies that person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TgMention {
+    /// A `text_mention` (`<a href="tg://user?id=…">`): the person by id.
+    User(i64),
+    /// A `mention` Telegram found in the text (`@username`), without the `@`.
+    Username(String),
+}
+
+/// A message of the bot's as a person sees it, for reading replies back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TgMessage {
+    /// Its id in its chat.
+    pub message_id: i64,
+    /// The chat.
+    pub chat_id: i64,
+    /// The forum topic or reply thread it is in.
+    pub thread: Option<i64>,
+    /// The message it replies to (`reply_to_message`), if any.
+    pub reply_to: Option<i64>,
+    /// Its text after parsing (what a person reads).
+    pub text: String,
+    /// Who it notifies, in order.
+    pub mentions: Vec<TgMention>,
+    /// The message object, as stored.
+    pub json: Value,
+}
+
+impl TgMessage {
+    /// The message as the fake stored it.
+    pub(crate) fn of(json: &Value) -> Self {
+        let text = json["text"].as_str().unwrap_or_default().to_owned();
+        let utf16: Vec<u16> = text.encode_utf16().collect();
+        let mentions = json["entities"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|entity| match entity["type"].as_str() {
+                Some("text_mention") => entity.pointer("/user/id").and_then(Value::as_i64).map(TgMention::User),
+                Some("mention") => {
+                    let offset = usize::try_from(entity["offset"].as_u64()?).ok()?;
+                    let length = usize::try_from(entity["length"].as_u64()?).ok()?;
+                    let name = String::from_utf16_lossy(utf16.get(offset + 1..offset + length)?);
+                    Some(TgMention::Username(name))
+                }
+                _ => None,
+            })
+            .collect();
+        Self {
+            message_id: json["message_id"].as_i64().unwrap_or_default(),
+            chat_id: json.pointer("/chat/id").and_then(Value::as_i64).unwrap_or_default(),
+            thread: json["message_thread_id"].as_i64(),
+            reply_to: json.pointer("/reply_to_message/message_id").and_then(Value::as_i64),
+            text,
+            mentions,
+            json: json.clone(),
+        }
+    }
+}

@@ -413,3 +413,76 @@ async fn every_refusal_by_the_spec_is_recorded_as_a_violation_and_nothing_else_i
     );
     assert!(violations[1].contains("User-Agent"), "{violations:?}");
 }
+
+/// A reminder as askgate sends it, and the ways Discord refuses one: a
+/// reply (`message_reference`) that may go out without its message, with
+/// `allowed_mentions` letting exactly one person be notified. Read back
+/// with `replies_to`.
+#[tokio::test]
+async fn a_reply_that_mentions_one_person_is_checked_and_read_back() {
+    let fake = FakeDiscord::start().await;
+    fake.add_channel(&general());
+    let ua = Some(USER_AGENT);
+    let path = format!("/channels/{GENERAL}/messages");
+    let post = |body: Value| send(&fake, "POST", &path, Some(body), ua);
+    let prompt = post(json!({ "content": "Ship it?" })).await.1;
+    let prompt_id = prompt["id"].as_str().unwrap().to_owned();
+    let alice_id = alice().id;
+    let alice = alice_id.to_string();
+    let reminder = |reference: Value, users: Value| {
+        json!({
+            "content": format!("<@{alice}> <@4242> @everyone Still waiting"),
+            "allowed_mentions": { "parse": [], "users": users, "replied_user": false },
+            "message_reference": reference,
+        })
+    };
+
+    let (status, sent) = post(reminder(
+        json!({ "message_id": prompt_id, "fail_if_not_exists": false }),
+        json!([alice]),
+    ))
+    .await;
+    assert_eq!(status, 200, "{sent}");
+    let replies = fake.replies_to(GENERAL, prompt_id.parse().unwrap());
+    let [reply] = replies.as_slice() else {
+        panic!("one reply to the prompt: {replies:?}");
+    };
+    assert_eq!(reply.pings, [Ping::User(alice_id)], "only the allowed user: {reply:?}");
+    assert_eq!(reply.json["mention_everyone"], false);
+
+    // A message that is gone: sent without the reference, or refused.
+    let (status, alone) = post(reminder(
+        json!({ "message_id": "12345", "fail_if_not_exists": false }),
+        json!([]),
+    ))
+    .await;
+    assert_eq!(status, 200, "{alone}");
+    assert!(alone.get("message_reference").is_none(), "{alone}");
+    let answer = post(reminder(json!({ "message_id": "12345" }), json!([]))).await;
+    assert_eq!(code_at(&answer, "message_reference"), "REPLIES_UNKNOWN_MESSAGE");
+    // The document's rules on both objects.
+    let answer = post(reminder(json!({ "fail_if_not_exists": false }), json!([]))).await;
+    assert_eq!(code_at(&answer, "message_reference.message_id"), "BASE_TYPE_REQUIRED");
+    let answer = post(reminder(json!({ "message_id": "first" }), json!([]))).await;
+    assert!(!code_at(&answer, "message_reference.message_id").is_empty());
+    let answer = post(reminder(
+        json!({ "message_id": prompt_id, "mention_author": false }),
+        json!([]),
+    ))
+    .await;
+    assert_eq!(code_at(&answer, "message_reference.mention_author"), "UNKNOWN_FIELD");
+    let answer = post(reminder(json!({ "message_id": prompt_id }), json!([alice, alice]))).await;
+    assert_eq!(code_at(&answer, "allowed_mentions.users"), "LIST_ITEM_VALUE_DUPLICATE");
+    let mut both = reminder(json!({ "message_id": prompt_id }), json!([alice]));
+    both["allowed_mentions"]["parse"] = json!(["users"]);
+    let answer = post(both).await;
+    assert_eq!(
+        code_at(&answer, "allowed_mentions"),
+        "MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE"
+    );
+    assert_eq!(
+        fake.replies_to(GENERAL, prompt_id.parse().unwrap()).len(),
+        1,
+        "nothing refused was made"
+    );
+}

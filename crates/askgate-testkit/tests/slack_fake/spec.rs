@@ -3,9 +3,10 @@
 //! missing, unknown or mistyped argument (`invalid_arguments`); every
 //! Block Kit length and count askgate relies on, in a message
 //! (`invalid_blocks`) and in a modal (`invalid_arguments`), counted in
-//! UTF-16 units; and a message's `text` (`msg_too_long`).
+//! UTF-16 units; a message's `text` (`msg_too_long`); and a reply's
+//! `thread_ts`, which must name a parent message (`invalid_thread_ts`).
 
-use askgate_testkit::slack::{BOT_TOKEN, FakeSlack};
+use askgate_testkit::slack::{BOT_TOKEN, FakeSlack, Ping};
 use serde_json::{Value, json};
 
 use crate::{World, world};
@@ -438,4 +439,55 @@ async fn every_refusal_by_the_spec_is_recorded_as_a_violation_and_nothing_else_i
         "{violations:?}"
     );
     assert!(violations[1].contains("unknown_method"), "{violations:?}");
+}
+
+/// A reminder as askgate posts one: a thread reply under the prompt that
+/// mentions one person, read back with `replies_to`. chat.postMessage's
+/// `thread_ts` is "another message's `ts` … Avoid using a reply's `ts`
+/// value; use its parent instead": a reply's `ts`, or one that names no
+/// message of the conversation, is `invalid_thread_ts` and a violation.
+#[tokio::test]
+async fn a_thread_reply_names_its_parent_and_is_read_back() {
+    let world = world().await;
+    let general = world.general.id.clone();
+    let prompt = world.post(&general, "Ship it?", None).await;
+    let reminder = |thread_ts: &str| {
+        json!({
+            "channel": general,
+            "text": format!("<@{}> Still waiting &lt;!channel&gt;", world.alice.id),
+            "thread_ts": thread_ts,
+            "unfurl_links": false,
+        })
+    };
+    let answer = call(&world.fake, "chat.postMessage", &reminder(&prompt)).await;
+    assert_eq!(answer["ok"], json!(true), "{answer}");
+    let reply_ts = answer["ts"].as_str().unwrap().to_owned();
+    let replies = world.fake.replies_to(&general, &prompt);
+    let [reply] = replies.as_slice() else {
+        panic!("one reply in the prompt's thread: {replies:?}");
+    };
+    assert_eq!(reply.ts, reply_ts);
+    assert_eq!(reply.pings, [Ping::User(world.alice.id.clone())], "{reply:?}");
+    assert!(
+        world.fake.replies_to(&general, &reply_ts).is_empty(),
+        "a reply has no thread of its own"
+    );
+
+    for wrong in [reply_ts.as_str(), "1700000000.999999"] {
+        let answer = call(&world.fake, "chat.postMessage", &reminder(wrong)).await;
+        assert_eq!(answer["error"], json!("invalid_thread_ts"), "{wrong}: {answer}");
+    }
+    let violations = world.fake.violations();
+    assert_eq!(violations.len(), 2, "{violations:?}");
+    assert!(
+        violations
+            .iter()
+            .all(|violation| violation.contains("invalid_thread_ts")),
+        "{violations:?}"
+    );
+    assert_eq!(
+        world.fake.replies_to(&general, &prompt).len(),
+        1,
+        "nothing refused was posted"
+    );
 }
