@@ -14,6 +14,7 @@
 //! | [`reply`] | reading typed replies, over several replies too (spec §5) |
 //! | [`token`] | question ids and the opaque button tokens (spec §6) |
 //! | [`channel`] | the [`Channel`] and [`InboundSink`] traits, normalized inbound events |
+//! | [`when`] | time zones, quiet hours, durations and reminder points of the configuration, deadlines in a person's local time |
 //! | [`text`] | normalization, and [`Limit`]s counted in a platform's [`Unit`] and cut without splitting a character, shared by all of the above |
 //!
 //! This crate must not touch the network, the clock, storage or a platform
@@ -32,6 +33,7 @@ pub mod request;
 pub mod text;
 pub mod token;
 pub mod validate;
+pub mod when;
 
 pub use answer::{AnswerItem, AnswerValues, Answers, ToolResult};
 pub use channel::{
