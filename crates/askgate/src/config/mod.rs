@@ -82,6 +82,9 @@ pub(crate) struct AgentConfig {
     pub(crate) tokens: Vec<Secret>,
     /// `None` for `"*"`.
     pub(crate) recipients: Option<Vec<String>>,
+    /// `max_timeout`: the longest `timeoutSeconds` `POST /v1/questions`
+    /// takes from this agent, in seconds (the contract's hour by default).
+    pub(crate) max_timeout_seconds: u32,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -147,6 +150,8 @@ struct RawAgent {
     token: Option<String>,
     tokens: Option<Vec<String>>,
     recipients: Vec<String>,
+    /// A duration (`"8h"`, `"7d"`) or whole seconds.
+    max_timeout: Option<toml::Value>,
 }
 
 /// A channel: its `type`, and the rest for that kind to read.
@@ -329,10 +334,16 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
             }
             Some(agent.recipients.clone())
         };
+        let max_timeout_seconds = max_timeout(
+            &format!("agents.{name}.max_timeout"),
+            agent.max_timeout.as_ref(),
+            &mut check,
+        );
         agents.push(AgentConfig {
             name: name.clone(),
             tokens,
             recipients: allowed,
+            max_timeout_seconds,
         });
     }
     // A token names its agent: two agents sharing one would be told apart
@@ -460,6 +471,61 @@ fn store(raw: &RawStore, data_dir: &std::path::Path, check: &mut ConfigCheck<'_>
 impl RawStore {
     fn store_path(&self) -> &str {
         self.path.as_deref().unwrap_or("askgate.db")
+    }
+}
+
+/// `agents.NAME.max_timeout`: a duration (`"8h"`, `"7d"`) or whole seconds,
+/// from the contract's hour (the default: it only ever lengthens what
+/// `POST /v1/questions` takes) to a week. A problem names `key`; the
+/// default stands in for a refused value.
+fn max_timeout(key: &str, value: Option<&toml::Value>, check: &mut ConfigCheck<'_>) -> u32 {
+    use askgate_core::request::{LONGEST_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS};
+    use askgate_core::when::{format_duration, parse_duration};
+    let fix = "write a duration from \"1h\" (the default) to \"7d\", like \"8h\" or \"2d\", or whole seconds (3600 to 604800).";
+    let seconds = match value {
+        None => return MAX_TIMEOUT_SECONDS,
+        Some(toml::Value::Integer(seconds)) => u32::try_from(*seconds).ok(),
+        Some(toml::Value::String(text)) => match parse_duration(text) {
+            Ok(seconds) => Some(seconds),
+            Err(error) => {
+                check.problem(key, format!("{error}."), fix);
+                return MAX_TIMEOUT_SECONDS;
+            }
+        },
+        Some(other) => {
+            check.problem(
+                key,
+                format!(
+                    "expected a duration like \"8h\" or whole seconds, got the {} {other}.",
+                    other.type_str()
+                ),
+                fix,
+            );
+            return MAX_TIMEOUT_SECONDS;
+        }
+    };
+    match seconds {
+        Some(seconds) if (MAX_TIMEOUT_SECONDS..=LONGEST_TIMEOUT_SECONDS).contains(&seconds) => seconds,
+        Some(seconds) if seconds < MAX_TIMEOUT_SECONDS => {
+            check.problem(
+                key,
+                format!(
+                    "{} is shorter than an hour: max_timeout only lengthens the waits of POST /v1/questions beyond the ask_user contract's hour (which every agent has).",
+                    format_duration(seconds)
+                ),
+                fix,
+            );
+            MAX_TIMEOUT_SECONDS
+        }
+        _ => {
+            let given = value.map(ToString::to_string).unwrap_or_default();
+            check.problem(
+                key,
+                format!("{given} is longer than askgate waits for an answer: at most 7 days (604800 seconds)."),
+                fix,
+            );
+            MAX_TIMEOUT_SECONDS
+        }
     }
 }
 
