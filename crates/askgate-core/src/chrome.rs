@@ -7,6 +7,11 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::text::Limit;
+use crate::when::Deadline;
+
+/// The shortest wait whose heading tells the deadline rather than the
+/// length (when the deadline is known): a day.
+pub const LONG_WAIT_SECONDS: u32 = 86_400;
 
 /// The language of the chrome, chosen per recipient or channel.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -63,25 +68,38 @@ impl FromStr for Locale {
 pub struct Chrome(Locale);
 
 impl Chrome {
-    /// How long the person has: `15 min`, `45 s`, `1 h`. Rounded down, so
-    /// the person is never told they have longer than they do.
+    /// How long the person has: `15 min`, `45 s`, `1 h`, and for long
+    /// waits `2 h 30 min`, `1 d 4 h`. Rounded down, so the person is never
+    /// told they have longer than they do: seconds below 5 minutes (unless
+    /// the time is whole minutes), minutes below an hour, hours and
+    /// minutes below a day, days and hours from a day on.
     pub fn duration(self, seconds: u32) -> String {
         let zh = self.0 == Locale::ZhCn;
-        if seconds == 3600 {
-            return if zh { "1 小时".into() } else { "1 h".into() };
-        }
-        if seconds.is_multiple_of(60) || seconds >= 300 {
-            let minutes = seconds / 60;
-            return if zh {
-                format!("{minutes} 分钟")
+        let unit = |count: u32, en: &str, chinese: &str| {
+            if zh {
+                format!("{count} {chinese}")
             } else {
-                format!("{minutes} min")
-            };
-        }
-        if zh {
-            format!("{seconds} 秒")
+                format!("{count} {en}")
+            }
+        };
+        // The larger unit, and the smaller one when it is not zero.
+        let two = |(count, en, chinese): (u32, &str, &str), (rest, rest_en, rest_zh): (u32, &str, &str)| {
+            let first = unit(count, en, chinese);
+            if rest == 0 {
+                first
+            } else {
+                format!("{first} {}", unit(rest, rest_en, rest_zh))
+            }
+        };
+        let (days, hours, minutes) = (seconds / 86_400, seconds % 86_400 / 3600, seconds % 3600 / 60);
+        if days > 0 {
+            two((days, "d", "天"), (hours, "h", "小时"))
+        } else if hours > 0 {
+            two((hours, "h", "小时"), (minutes, "min", "分钟"))
+        } else if seconds.is_multiple_of(60) || seconds >= 300 {
+            unit(minutes, "min", "分钟")
         } else {
-            format!("{seconds} s")
+            unit(seconds, "s", "秒")
         }
     }
 
@@ -113,13 +131,26 @@ impl Chrome {
         }
     }
 
-    /// The first line of every prompt.
+    /// The first line of every prompt: how long the person has.
     pub fn heading(self, questions: usize, timeout_seconds: u32) -> String {
-        let within = self.duration(timeout_seconds);
-        match (self.0, questions) {
-            (Locale::En, 1) => format!("Question for you (reply within {within})"),
-            (Locale::En, _) => format!("Questions for you (reply within {within})"),
-            (Locale::ZhCn, _) => format!("有问题需要你回答（请在 {within}内回复）"),
+        self.heading_by(questions, timeout_seconds, None)
+    }
+
+    /// [`Chrome::heading`], except that a wait of a day or more with a
+    /// known `deadline` reads with the deadline in the person's local time
+    /// (`reply by Tue 8 Dec, 09:32`): "within 2 d 4 h" leaves the person
+    /// to add it up, and a long wait is the one they come back to later.
+    pub fn heading_by(self, questions: usize, timeout_seconds: u32, deadline: Option<&Deadline>) -> String {
+        let by = deadline
+            .filter(|_| timeout_seconds >= LONG_WAIT_SECONDS)
+            .map(|deadline| deadline.text(self.0));
+        match (self.0, questions, by) {
+            (Locale::En, 1, Some(by)) => format!("Question for you (reply by {by})"),
+            (Locale::En, _, Some(by)) => format!("Questions for you (reply by {by})"),
+            (Locale::ZhCn, _, Some(by)) => format!("有问题需要你回答（请在 {by} 前回复）"),
+            (Locale::En, 1, None) => format!("Question for you (reply within {})", self.duration(timeout_seconds)),
+            (Locale::En, _, None) => format!("Questions for you (reply within {})", self.duration(timeout_seconds)),
+            (Locale::ZhCn, _, None) => format!("有问题需要你回答（请在 {}内回复）", self.duration(timeout_seconds)),
         }
     }
 
@@ -494,6 +525,61 @@ mod tests {
         assert_eq!(en.duration(3599), "59 min");
         assert_eq!(en.duration(3600), "1 h");
         assert_eq!(Locale::ZhCn.chrome().duration(900), "15 分钟");
+    }
+
+    #[test]
+    fn long_waits_read_in_days_and_hours_still_rounded_down() {
+        let en = Locale::En.chrome();
+        let zh = Locale::ZhCn.chrome();
+        for (seconds, english, chinese) in [
+            (3_660, "1 h 1 min", "1 小时 1 分钟"),
+            (3_719, "1 h 1 min", "1 小时 1 分钟"),
+            (7_200, "2 h", "2 小时"),
+            (9_000, "2 h 30 min", "2 小时 30 分钟"),
+            (9_059, "2 h 30 min", "2 小时 30 分钟"),
+            (86_399, "23 h 59 min", "23 小时 59 分钟"),
+            (86_400, "1 d", "1 天"),
+            (100_800, "1 d 4 h", "1 天 4 小时"),
+            (104_399, "1 d 4 h", "1 天 4 小时"),
+            (604_800, "7 d", "7 天"),
+        ] {
+            assert_eq!(en.duration(seconds), english, "{seconds}");
+            assert_eq!(zh.duration(seconds), chinese, "{seconds}");
+        }
+    }
+
+    #[test]
+    fn a_long_wait_is_headed_with_its_local_deadline_when_known() {
+        let zone = crate::when::Zone::parse("Europe/Berlin").unwrap();
+        // Asked Mon 7 Dec 2026 09:32 CET, for a day: due Tue 8 Dec, 09:32.
+        let now = 1_796_632_320_000;
+        let deadline = Deadline {
+            at_ms: now + 86_400_000,
+            now_ms: now,
+            zone,
+        };
+        let en = Locale::En.chrome();
+        let zh = Locale::ZhCn.chrome();
+        assert_eq!(
+            en.heading_by(1, 86_400, Some(&deadline)),
+            "Question for you (reply by Tue 8 Dec, 09:32)"
+        );
+        assert_eq!(
+            en.heading_by(2, 86_400, Some(&deadline)),
+            "Questions for you (reply by Tue 8 Dec, 09:32)"
+        );
+        assert_eq!(
+            zh.heading_by(1, 86_400, Some(&deadline)),
+            "有问题需要你回答（请在 12月8日 周二 09:32 前回复）"
+        );
+        // Without a deadline, or under a day, the length as before.
+        assert_eq!(en.heading_by(1, 86_400, None), "Question for you (reply within 1 d)");
+        assert_eq!(en.heading(1, 100_800), "Question for you (reply within 1 d 4 h)");
+        assert_eq!(zh.heading(1, 9_000), "有问题需要你回答（请在 2 小时 30 分钟内回复）");
+        assert_eq!(
+            en.heading_by(1, 86_399, Some(&deadline)),
+            "Question for you (reply within 23 h 59 min)"
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@ use crate::answer::{AnswerItem, Answers};
 use crate::chrome::{Chrome, Locale};
 use crate::request::{AskRequest, Question, QuestionOption};
 use crate::text::{Limit, char_len, cut_within, ellipsize};
+use crate::when::Deadline;
 
 /// Free text in a summary is cut to this many user-perceived characters.
 pub const SUMMARY_FREE_TEXT_GRAPHEMES: usize = 200;
@@ -34,7 +35,7 @@ pub enum Reading {
 
 /// The full readable text of a prompt (spec §4).
 pub fn prompt_text(request: &AskRequest, locale: Locale) -> String {
-    prompt_blocks(request, locale, Reading::Typed).join("\n\n")
+    prompt_blocks(request, locale, None, Reading::Typed).join("\n\n")
 }
 
 /// The readable text of a prompt in as few messages as fit `max_chars` each:
@@ -53,13 +54,25 @@ pub fn prompt_parts_for(
     fits: &dyn Fn(&str) -> bool,
     reading: Reading,
 ) -> Vec<String> {
-    let whole = prompt_blocks(request, locale, reading).join("\n\n");
+    prompt_parts_by(request, locale, None, fits, reading)
+}
+
+/// [`prompt_parts_for`] with the heading telling a long wait's `deadline`
+/// in the person's local time ([`Chrome::heading_by`]).
+pub fn prompt_parts_by(
+    request: &AskRequest,
+    locale: Locale,
+    deadline: Option<&Deadline>,
+    fits: &dyn Fn(&str) -> bool,
+    reading: Reading,
+) -> Vec<String> {
+    let whole = prompt_blocks(request, locale, deadline, reading).join("\n\n");
     if fits(&whole) {
         return vec![whole];
     }
     let chrome = locale.chrome();
     // Each piece with the separator that stands before it in the whole text.
-    let mut pieces = vec![("", chrome.heading(request.questions.len(), request.timeout_seconds))];
+    let mut pieces = vec![("", heading(request, chrome, deadline))];
     for (index, block) in question_blocks(request, chrome).into_iter().enumerate() {
         pieces.push((if index == 0 { "\n\n" } else { "\n" }, block));
     }
@@ -70,8 +83,19 @@ pub fn prompt_parts_for(
 /// The message text that goes with native buttons: the heading, header and
 /// question, and each option's description when any option has one.
 pub fn button_text(question: &Question, timeout_seconds: u32, locale: Locale) -> String {
+    button_text_by(question, timeout_seconds, locale, None)
+}
+
+/// [`button_text`] with the heading telling a long wait's `deadline` in the
+/// person's local time ([`Chrome::heading_by`]).
+pub fn button_text_by(
+    question: &Question,
+    timeout_seconds: u32,
+    locale: Locale,
+    deadline: Option<&Deadline>,
+) -> String {
     let chrome = locale.chrome();
-    let mut text = chrome.heading(1, timeout_seconds);
+    let mut text = chrome.heading_by(1, timeout_seconds, deadline);
     text.push_str("\n\n");
     text.push_str(&question_line(question, None, chrome));
     if question.options.iter().any(|option| option.description.is_some()) {
@@ -221,10 +245,14 @@ fn answer_summary(items: Option<&[AnswerItem]>, chrome: Chrome, free_text: &dyn 
         .join(chrome.list_separator())
 }
 
-fn prompt_blocks(request: &AskRequest, locale: Locale, reading: Reading) -> Vec<String> {
+fn heading(request: &AskRequest, chrome: Chrome, deadline: Option<&Deadline>) -> String {
+    chrome.heading_by(request.questions.len(), request.timeout_seconds, deadline)
+}
+
+fn prompt_blocks(request: &AskRequest, locale: Locale, deadline: Option<&Deadline>, reading: Reading) -> Vec<String> {
     let chrome = locale.chrome();
     vec![
-        chrome.heading(request.questions.len(), request.timeout_seconds),
+        heading(request, chrome, deadline),
         question_blocks(request, chrome).join("\n"),
         instructions(request, chrome, reading),
     ]

@@ -43,9 +43,9 @@ pub use channel::{
 pub use chrome::Locale;
 pub use form::{Form, FormField, FormValue};
 pub use layout::Summary;
-pub use render::{Capabilities, Presentation, render};
+pub use render::{Capabilities, Presentation, render, render_by};
 pub use reply::{ReplyOutcome, ReplyReader, read_reply};
 pub use request::{AskRequest, Question, QuestionOption};
 pub use text::{Limit, Unit};
 pub use token::{ButtonAction, ButtonToken, QuestionId};
-pub use validate::{ErrorCode, ValidationError, ValidationErrors, validate, validate_json};
+pub use validate::{ErrorCode, ValidationError, ValidationErrors, validate, validate_json, validate_with_max_timeout};

@@ -7,10 +7,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::chrome::Locale;
-use crate::layout::{Reading, button_text, prompt_parts_for};
+use crate::layout::{Reading, button_text_by, prompt_parts_by};
 use crate::request::AskRequest;
 use crate::text::{Limit, Unit};
 use crate::token::{ButtonAction, ButtonToken, QuestionId};
+use crate::when::Deadline;
 
 /// How a channel counts a message askgate gives it: the length, in the
 /// platform's own unit, of the text once the adapter has escaped it for its
@@ -395,7 +396,21 @@ pub fn render(
     question: &QuestionId,
     locale: Locale,
 ) -> Presentation {
-    if let Some(prompt) = buttons(request, capabilities, question, locale) {
+    render_by(request, capabilities, question, locale, None)
+}
+
+/// [`render`] for a person whose local time is known: a wait of a day or
+/// more is headed with its `deadline` in their zone ("reply by Tue 8 Dec,
+/// 09:32", [`crate::chrome::Chrome::heading_by`]) instead of its length.
+/// `None` reads as [`render`].
+pub fn render_by(
+    request: &AskRequest,
+    capabilities: &Capabilities,
+    question: &QuestionId,
+    locale: Locale,
+    deadline: Option<&Deadline>,
+) -> Presentation {
+    if let Some(prompt) = buttons(request, capabilities, question, locale, deadline) {
         return Presentation::Buttons(prompt);
     }
     let actions = text_actions(request, capabilities, question, locale);
@@ -405,7 +420,13 @@ pub fn render(
         Reading::Form
     };
     Presentation::Text(TextPrompt {
-        parts: prompt_parts_for(request, locale, &|text| capabilities.message_fits(text), reading),
+        parts: prompt_parts_by(
+            request,
+            locale,
+            deadline,
+            &|text| capabilities.message_fits(text),
+            reading,
+        ),
         actions,
     })
 }
@@ -442,7 +463,13 @@ fn text_actions(
     fits.then_some(actions)
 }
 
-fn buttons(request: &AskRequest, capabilities: &Capabilities, id: &QuestionId, locale: Locale) -> Option<ButtonPrompt> {
+fn buttons(
+    request: &AskRequest,
+    capabilities: &Capabilities,
+    id: &QuestionId,
+    locale: Locale,
+    deadline: Option<&Deadline>,
+) -> Option<ButtonPrompt> {
     let limits = capabilities.buttons?;
     let [only] = request.questions.as_slice() else {
         return None;
@@ -485,7 +512,7 @@ fn buttons(request: &AskRequest, capabilities: &Capabilities, id: &QuestionId, l
         .iter()
         .map(|o| o.token.as_str())
         .chain(other.iter().map(|o| o.token.as_str()));
-    let text = button_text(only, request.timeout_seconds, locale);
+    let text = button_text_by(only, request.timeout_seconds, locale, deadline);
     let fits = button_count <= limits.max_buttons
         && labels
             .chain([skip.label.as_str()])

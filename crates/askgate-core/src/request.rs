@@ -29,6 +29,10 @@ pub const DEFAULT_TIMEOUT_SECONDS: u32 = 900;
 pub const MIN_TIMEOUT_SECONDS: u32 = 30;
 /// Longest timeout; longer requests are lowered to it.
 pub const MAX_TIMEOUT_SECONDS: u32 = 3600;
+/// Longest timeout askgate keeps at all: the most an agent's `max_timeout`
+/// may allow a non-blocking question (`POST /v1/questions`), a week. The
+/// `ask_user` contract itself stays at [`MAX_TIMEOUT_SECONDS`].
+pub const LONGEST_TIMEOUT_SECONDS: u32 = 7 * 86_400;
 
 /// A validated, normalized `ask_user` request.
 ///
@@ -41,7 +45,9 @@ pub const MAX_TIMEOUT_SECONDS: u32 = 3600;
 pub struct AskRequest {
     /// The questions, in the order the agent gave them.
     pub questions: Vec<Question>,
-    /// Seconds the person has to answer, already clamped to 30..=3600.
+    /// Seconds the person has to answer: clamped to 30..=3600 by
+    /// [`crate::validate`], up to the agent's limit (at most
+    /// [`LONGEST_TIMEOUT_SECONDS`]) by [`crate::validate::validate_with_max_timeout`].
     pub timeout_seconds: u32,
 }
 

@@ -16,6 +16,7 @@ use crate::request::{
     MIN_TIMEOUT_SECONDS, Question, QuestionOption,
 };
 use crate::text::{char_len, clean_field, excerpt, normalize, truncate_graphemes};
+use crate::when::format_duration;
 
 /// The stable code of a validation problem. Scripts and agents match on
 /// these; a code is never renamed.
@@ -51,7 +52,8 @@ pub enum ErrorCode {
     OtherOptionNotAllowed,
     /// A description over 150 characters.
     InvalidDescription,
-    /// A `timeoutSeconds` that is not a whole number.
+    /// A `timeoutSeconds` that is not a whole number, or (where longer
+    /// waits are taken) longer than the agent may wait.
     InvalidTimeout,
     /// A text holding a character askgate cannot keep: U+0000 (NUL) in an
     /// id of the envelope (`sessionId`, `runId`, `toolCallId`), which
@@ -159,8 +161,33 @@ pub fn validate_json(text: &str) -> Result<AskRequest, ValidationErrors> {
 /// cut to 12 user-perceived characters, empty descriptions dropped, and the
 /// timeout defaulted and clamped. Every problem is reported, not only the first.
 pub fn validate(value: &Value) -> Result<AskRequest, ValidationErrors> {
+    validate_timeout_by(value, TimeoutRule::Clamp)
+}
+
+/// [`validate`] for a caller that may wait longer than the contract's hour
+/// (`POST /v1/questions`, whose agent polls or takes a webhook): a
+/// `timeoutSeconds` above [`MAX_TIMEOUT_SECONDS`] is kept when it is at most
+/// `max_timeout_seconds` (the agent's `max_timeout`; raised to the
+/// contract's hour and capped at [`crate::request::LONGEST_TIMEOUT_SECONDS`])
+/// and refused as [`ErrorCode::InvalidTimeout`], naming the limit, when it
+/// is longer. Below the hour it reads as [`validate`] does (30 s at least).
+pub fn validate_with_max_timeout(value: &Value, max_timeout_seconds: u32) -> Result<AskRequest, ValidationErrors> {
+    let max = max_timeout_seconds.clamp(MAX_TIMEOUT_SECONDS, crate::request::LONGEST_TIMEOUT_SECONDS);
+    validate_timeout_by(value, TimeoutRule::UpTo(max))
+}
+
+/// How `timeoutSeconds` is bounded above.
+#[derive(Debug, Clone, Copy)]
+enum TimeoutRule {
+    /// The contract's: lowered to [`MAX_TIMEOUT_SECONDS`].
+    Clamp,
+    /// Kept up to this many seconds, refused above.
+    UpTo(u32),
+}
+
+fn validate_timeout_by(value: &Value, rule: TimeoutRule) -> Result<AskRequest, ValidationErrors> {
     let mut errors = Errors::default();
-    let request = read_request(value, &mut errors);
+    let request = read_request(value, rule, &mut errors);
     match request {
         Some(request) if errors.0.is_empty() => Ok(request),
         _ => Err(ValidationErrors { errors: errors.0 }),
@@ -280,7 +307,7 @@ fn array<'v>(
     }
 }
 
-fn read_request(value: &Value, errors: &mut Errors) -> Option<AskRequest> {
+fn read_request(value: &Value, rule: TimeoutRule, errors: &mut Errors) -> Option<AskRequest> {
     let map = object(
         value,
         "",
@@ -289,7 +316,7 @@ fn read_request(value: &Value, errors: &mut Errors) -> Option<AskRequest> {
         errors,
     )?;
     let questions = read_questions(map.get("questions"), errors);
-    let timeout_seconds = read_timeout(map.get("timeoutSeconds"), errors);
+    let timeout_seconds = read_timeout(map.get("timeoutSeconds"), rule, errors);
     Some(AskRequest {
         questions: questions?,
         timeout_seconds: timeout_seconds?,
@@ -553,7 +580,7 @@ fn read_description(value: Option<&Value>, path: &str, errors: &mut Errors) -> R
     Ok((!description.is_empty()).then_some(description))
 }
 
-fn read_timeout(value: Option<&Value>, errors: &mut Errors) -> Option<u32> {
+fn read_timeout(value: Option<&Value>, rule: TimeoutRule, errors: &mut Errors) -> Option<u32> {
     let path = "timeoutSeconds";
     let seconds = match value {
         None | Some(Value::Null) => return Some(DEFAULT_TIMEOUT_SECONDS),
@@ -563,8 +590,24 @@ fn read_timeout(value: Option<&Value>, errors: &mut Errors) -> Option<u32> {
     match seconds {
         // 60 and 60.0 are both whole numbers; 60.5 is not.
         Some(seconds) if seconds.is_finite() && seconds.fract() == 0.0 => {
-            let clamped = seconds.clamp(f64::from(MIN_TIMEOUT_SECONDS), f64::from(MAX_TIMEOUT_SECONDS));
-            // The clamp above puts the value in 30..=3600, so the cast is exact.
+            let max = match rule {
+                TimeoutRule::Clamp => MAX_TIMEOUT_SECONDS,
+                TimeoutRule::UpTo(max) if seconds <= f64::from(max) => max,
+                TimeoutRule::UpTo(max) => {
+                    let given = excerpt(&value.map_or_else(String::new, Value::to_string));
+                    errors.push(
+                        ErrorCode::InvalidTimeout,
+                        path,
+                        format!(
+                            "\"timeoutSeconds\" is {given}, longer than this agent may wait: its max_timeout is {max} s ({}). Ask for at most {max} seconds.",
+                            format_duration(max)
+                        ),
+                    );
+                    return None;
+                }
+            };
+            let clamped = seconds.clamp(f64::from(MIN_TIMEOUT_SECONDS), f64::from(max));
+            // The clamp above puts the value in 30..=max (a u32), so the cast is exact.
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             Some(clamped as u32)
         }

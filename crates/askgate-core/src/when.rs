@@ -474,6 +474,28 @@ impl FromStr for Point {
     }
 }
 
+/// When a question expires, for the person it is shown to: what
+/// [`crate::render::render_by`] needs to head a long wait with its deadline
+/// in their local time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Deadline {
+    /// When the question expires (its `expires_at`), in milliseconds since
+    /// the epoch.
+    pub at_ms: i64,
+    /// Now, when the text is written: a deadline on the same local day is
+    /// told by its time alone.
+    pub now_ms: i64,
+    /// The person's time zone.
+    pub zone: Zone,
+}
+
+impl Deadline {
+    /// The deadline as [`local_deadline`] writes it.
+    pub fn text(&self, locale: Locale) -> String {
+        local_deadline(self.at_ms, self.now_ms, &self.zone, locale)
+    }
+}
+
 const WEEKDAYS_EN: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
 const WEEKDAYS_ZH: [&str; 7] = ["周一", "周二", "周三", "周四", "周五", "周六", "周日"];
 const MONTHS_EN: [&str; 12] = [

@@ -3,7 +3,11 @@
 
 use askgate_core::layout::{Ending, prompt_text, summary};
 use askgate_core::render::{ButtonLimits, FreeTextInput};
-use askgate_core::{AnswerItem, Answers, AskRequest, Capabilities, Locale, Presentation, QuestionId, render, validate};
+use askgate_core::when::{Deadline, Zone};
+use askgate_core::{
+    AnswerItem, Answers, AskRequest, Capabilities, Locale, Presentation, QuestionId, render, render_by, validate,
+    validate_with_max_timeout,
+};
 use serde_json::{Value, json};
 
 fn request(body: &Value) -> AskRequest {
@@ -120,6 +124,60 @@ fn no_other_button_where_the_channel_cannot_collect_free_text() {
     assert_eq!(prompt.other, None);
     assert_eq!(prompt.options.len(), 3);
     assert_eq!(prompt.skip.token, "ag1:01JDQ7Z6W3:s");
+}
+
+/// A wait of a day or more, rendered for a person whose zone is known, is
+/// headed with its deadline in their local time, as buttons and as text;
+/// without the deadline (or under a day) it reads as before.
+#[test]
+fn a_long_wait_is_headed_with_the_local_deadline() {
+    let mut body = serde_json::to_value(deploy_only()).expect("a request serializes");
+    body["timeoutSeconds"] = json!(2 * 86_400);
+    let long = validate_with_max_timeout(&body, 7 * 86_400).expect("a valid long request");
+    let mut several = serde_json::to_value(deploy_and_notify()).expect("a request serializes");
+    several["timeoutSeconds"] = json!(2 * 86_400);
+    let several = validate_with_max_timeout(&several, 7 * 86_400).expect("a valid long request");
+    // Asked Sun 6 Dec 2026 09:32 in Shanghai (01:32 UTC); due Tue 8 Dec, 09:32.
+    let now = 1_796_520_720_000;
+    let deadline = Deadline {
+        at_ms: now + 2 * 86_400_000,
+        now_ms: now,
+        zone: Zone::parse("Asia/Shanghai").expect("a known zone"),
+    };
+    let Presentation::Buttons(prompt) = render_by(&long, &chat(8, 64, 64), &id(), Locale::En, Some(&deadline)) else {
+        panic!("expected buttons");
+    };
+    assert!(
+        prompt
+            .text
+            .starts_with("Question for you (reply by Tue 8 Dec, 09:32)\n"),
+        "{}",
+        prompt.text
+    );
+    let parts = text_parts(&render_by(
+        &several,
+        &text_only(4096),
+        &id(),
+        Locale::ZhCn,
+        Some(&deadline),
+    ));
+    assert!(
+        parts[0].starts_with("有问题需要你回答（请在 12月8日 周二 09:32 前回复）\n"),
+        "{}",
+        parts[0]
+    );
+    let Presentation::Buttons(prompt) = render(&long, &chat(8, 64, 64), &id(), Locale::En) else {
+        panic!("expected buttons");
+    };
+    assert!(
+        prompt.text.starts_with("Question for you (reply within 2 d)\n"),
+        "{}",
+        prompt.text
+    );
+    assert_eq!(
+        render_by(&deploy_only(), &text_only(4096), &id(), Locale::En, Some(&deadline)),
+        render(&deploy_only(), &text_only(4096), &id(), Locale::En)
+    );
 }
 
 #[test]

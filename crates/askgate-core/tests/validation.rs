@@ -1,7 +1,7 @@
 //! Spec §2, rule by rule: every validation error with its code and path, the
 //! normalization of what passes, and the boundaries.
 
-use askgate_core::{ErrorCode, ValidationErrors, validate, validate_json};
+use askgate_core::{ErrorCode, ValidationErrors, validate, validate_json, validate_with_max_timeout};
 use serde_json::{Value, json};
 
 fn option(label: &str) -> Value {
@@ -388,6 +388,76 @@ fn timeouts_are_whole_seconds_clamped_to_30_through_3600() {
             "{bad}"
         );
     }
+}
+
+/// `POST /v1/questions` keeps a timeout up to the agent's `max_timeout`
+/// and refuses a longer one, naming the limit; below the hour it reads as
+/// the contract does.
+#[test]
+fn a_longer_wait_is_kept_up_to_the_agents_limit_and_refused_beyond() {
+    let timeout = |seconds: Value| {
+        let mut request = valid();
+        request["timeoutSeconds"] = seconds;
+        request
+    };
+    let eight_hours = 8 * 3600;
+    let kept = |seconds: Value| {
+        validate_with_max_timeout(&timeout(seconds), eight_hours)
+            .unwrap()
+            .timeout_seconds
+    };
+    assert_eq!(kept(json!(3601)), 3601);
+    assert_eq!(kept(json!(7200)), 7200);
+    assert_eq!(kept(json!(28_800)), 28_800);
+    assert_eq!(kept(json!(28_800.0)), 28_800);
+    assert_eq!(kept(json!(900)), 900);
+    assert_eq!(kept(json!(5)), 30);
+    assert_eq!(kept(Value::Null), 900);
+    for long in [json!(28_801), json!(1e300), json!(u64::MAX)] {
+        let errors = validate_with_max_timeout(&timeout(long.clone()), eight_hours).unwrap_err();
+        assert_eq!(errors.errors.len(), 1, "{long}");
+        let error = &errors.errors[0];
+        assert_eq!(
+            (error.code.as_str(), error.path.as_str()),
+            ("invalid_timeout", "timeoutSeconds")
+        );
+        assert!(
+            error.message.contains("max_timeout is 28800 s (8h)"),
+            "{}",
+            error.message
+        );
+    }
+    // Reported with the request's other problems, in one round trip.
+    let mut both = timeout(json!(90_000));
+    both["questions"][0]["id"] = json!("Bad");
+    assert_eq!(
+        validate_with_max_timeout(&both, eight_hours)
+            .unwrap_err()
+            .errors
+            .iter()
+            .map(|e| e.code.as_str())
+            .collect::<Vec<_>>(),
+        ["invalid_id", "invalid_timeout"]
+    );
+    // The default limit is the contract's hour, but refused rather than
+    // lowered; a limit is never below the hour nor above a week.
+    assert!(validate_with_max_timeout(&timeout(json!(3601)), 3600).is_err());
+    assert_eq!(
+        validate_with_max_timeout(&timeout(json!(3600)), 60)
+            .unwrap()
+            .timeout_seconds,
+        3600
+    );
+    let week = 7 * 86_400;
+    assert_eq!(
+        validate_with_max_timeout(&timeout(json!(week)), u32::MAX)
+            .unwrap()
+            .timeout_seconds,
+        week
+    );
+    assert!(validate_with_max_timeout(&timeout(json!(week + 1)), u32::MAX).is_err());
+    // The contract's own call still lowers it.
+    assert_eq!(validate(&timeout(json!(28_800))).unwrap().timeout_seconds, 3600);
 }
 
 #[test]

@@ -10,7 +10,9 @@ use askgate_adapter::backoff::{backoff, retry_delay};
 use askgate_core::answer::Answers;
 use askgate_core::channel::{Delivery, DeliveryError, MessageRef, Outgoing};
 use askgate_core::layout::{Ending, Summary, summary};
-use askgate_core::{QuestionId, render};
+use askgate_core::render::{Capabilities, Presentation};
+use askgate_core::when::Deadline;
+use askgate_core::{QuestionId, render_by};
 use askgate_store::{QuestionRecord, QuestionStatus, StoreError, Surface, SurfaceState, SurfaceWrite};
 use tracing::{debug, info, warn};
 
@@ -94,8 +96,7 @@ impl Engine {
         };
         // In the words of whose surface it is (an escalation's recipient may
         // read another language).
-        let locale = self.recipient(recipient).map_or(record.locale, |r| r.locale);
-        let presentation = render(&record.request, channel.capabilities(), &record.id, locale);
+        let presentation = self.presentation(record, channel.capabilities(), recipient);
         // What an earlier attempt (of this process or one before a crash) sent.
         let mut sent: Vec<MessageRef> = record
             .surface_by_key(key)
@@ -264,6 +265,22 @@ impl Engine {
         Ok(())
     }
 
+    /// The prompt as `recipient`'s surface with `capabilities` shows it, in
+    /// their words; a wait of a day or more is headed with its deadline in
+    /// their time zone when they have one. "Now" is when it was asked, so
+    /// that every attempt, restart and replica renders the same prompt (and
+    /// its edit finds the same parts).
+    fn presentation(&self, record: &QuestionRecord, capabilities: &Capabilities, recipient: &str) -> Presentation {
+        let owner = self.recipient(recipient);
+        let locale = owner.map_or(record.locale, |r| r.locale);
+        let deadline = owner.and_then(|r| r.waiting.zone.clone()).map(|zone| Deadline {
+            at_ms: record.expires_at,
+            now_ms: record.created_at,
+            zone,
+        });
+        render_by(&record.request, capabilities, &record.id, locale, deadline.as_ref())
+    }
+
     /// Whether `channel` sends nothing (askgate's own page): its delivery is
     /// stored with the question and it is never asked to edit.
     pub(crate) fn sends_nothing(&self, channel: &str) -> bool {
@@ -313,8 +330,12 @@ impl Engine {
         let Some(ending) = ending_of(record, Some(channel_name)) else {
             return;
         };
-        let text = Summary::of(&record.request, ending, record.locale);
-        let presentation = render(&record.request, channel.capabilities(), &record.id, record.locale);
+        // In the words of whose copy it is (an escalation's recipient may
+        // read another language).
+        let owner = surface.recipient.as_deref().unwrap_or(&record.recipient);
+        let locale = self.recipient(owner).map_or(record.locale, |r| r.locale);
+        let text = Summary::of(&record.request, ending, locale);
+        let presentation = self.presentation(record, channel.capabilities(), owner);
         for attempt in 1..=MAX_DELIVERY_ATTEMPTS {
             match channel.finish(delivery, &presentation, &text).await {
                 Ok(()) => {

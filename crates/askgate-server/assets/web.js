@@ -35,9 +35,16 @@
       within: 'Reply within {d}',
       until: 'until {time}',
       timeUp: 'Time is up',
+      reminded: 'A reminder was sent',
+      days: '{n} d',
       hours: '{n} h',
       minutes: '{n} min',
       seconds: '{n} s',
+      // A deadline on another day, as the chat prompts write it
+      // (local_deadline in askgate-core's when.rs).
+      deadlineDay: '{weekday} {day} {month}, {time}',
+      weekdays: 'Mon Tue Wed Thu Fri Sat Sun',
+      months: 'Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec',
       chooseOne: 'Choose one',
       chooseAny: 'Choose any',
       tapOne: 'Tap an answer',
@@ -84,9 +91,14 @@
       within: '请在 {d}内回复',
       until: '截止 {time}',
       timeUp: '已到时间',
+      reminded: '已发送提醒',
+      days: '{n} 天',
       hours: '{n} 小时',
       minutes: '{n} 分钟',
       seconds: '{n} 秒',
+      deadlineDay: '{month}月{day}日 {weekday} {time}',
+      weekdays: '周一 周二 周三 周四 周五 周六 周日',
+      months: '1 2 3 4 5 6 7 8 9 10 11 12',
       chooseOne: '单选',
       chooseAny: '可多选',
       tapOne: '点选一个回答',
@@ -197,29 +209,70 @@
   }
 
   // Worded as the text prompt words the whole time (Chrome::duration in
-  // askgate-core): 1 h, whole minutes (rounded down) for a whole number of
-  // minutes or from 5 min on, seconds below that. Counted in whole seconds
-  // rounded up, so that a 15-minute question reads "15 min" when it arrives,
-  // as its text prompt does, and "14 min" a second later.
+  // askgate-core), rounded down: days and hours from a day on, hours and
+  // minutes from an hour on, whole minutes for a whole number of minutes or
+  // from 5 min on, seconds below that. Counted in whole seconds rounded up,
+  // so that a 15-minute question reads "15 min" when it arrives, as its text
+  // prompt does, and "14 min" a second later.
   function duration(ms) {
     const seconds = Math.max(0, Math.ceil(ms / 1000));
-    if (seconds === 3600) return t('hours', { n: 1 });
-    if (seconds % 60 === 0 || seconds >= 300) return t('minutes', { n: Math.floor(seconds / 60) });
+    const days = Math.floor(seconds / 86400);
+    const hours = Math.floor((seconds % 86400) / 3600);
+    const minutes = Math.floor((seconds % 3600) / 60);
+    // The larger unit, and the smaller one when it is not zero.
+    function two(big, count, small, rest) {
+      const first = t(big, { n: count });
+      return rest > 0 ? first + ' ' + t(small, { n: rest }) : first;
+    }
+    if (days > 0) return two('days', days, 'hours', hours);
+    if (hours > 0) return two('hours', hours, 'minutes', minutes);
+    if (seconds % 60 === 0 || seconds >= 300) return t('minutes', { n: minutes });
     return t('seconds', { n: seconds });
   }
 
-  function clockTime(iso) {
-    const date = new Date(iso);
-    if (Number.isNaN(date.getTime())) return '';
-    const sameDay = new Date().toDateString() === date.toDateString();
-    const options = sameDay
-      ? { hour: '2-digit', minute: '2-digit' }
-      : { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' };
+  // The wall-clock fields of an instant in the recipient's time zone (the
+  // state's recipient.timeZone, an IANA name) or, when askgate gave none or
+  // the browser does not know it, in the browser's.
+  function wallClock(ms) {
+    const options = {
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    };
+    const zone = view.recipient && view.recipient.timeZone;
+    let format;
     try {
-      return new Intl.DateTimeFormat(locale, options).format(date);
+      format = new Intl.DateTimeFormat('en-US', zone ? Object.assign({ timeZone: zone }, options) : options);
     } catch (_) {
-      return date.toLocaleString();
+      format = new Intl.DateTimeFormat('en-US', options);
     }
+    const fields = {};
+    for (const part of format.formatToParts(new Date(ms))) fields[part.type] = part.value;
+    const year = Number(fields.year);
+    const month = Number(fields.month);
+    const day = Number(fields.day);
+    // The weekday of that calendar date, Monday first, whatever the zone.
+    const weekday = (new Date(Date.UTC(year, month - 1, day)).getUTCDay() + 6) % 7;
+    return { date: year + '-' + month + '-' + day, year, month, day, weekday, time: fields.hour + ':' + fields.minute };
+  }
+
+  // A deadline as the chat prompts write it (local_deadline in askgate-core):
+  // "09:32" on the same local day as now, else "Tue 8 Dec, 09:32" or
+  // "12月8日 周二 09:32"; to the minute, rounded down.
+  function clockTime(iso) {
+    const at = Date.parse(iso);
+    if (Number.isNaN(at)) return '';
+    const wall = wallClock(at);
+    if (wall.date === wallClock(serverNow()).date) return wall.time;
+    return t('deadlineDay', {
+      weekday: t('weekdays').split(' ')[wall.weekday],
+      day: wall.day,
+      month: t('months').split(' ')[wall.month - 1],
+      time: wall.time,
+    });
   }
 
   function updateTimeLeft(card) {
@@ -247,6 +300,10 @@
     }
     node.textContent = t('within', { d: duration(left) }) + ' · ' + t('until', { time: clockTime(card.q.expiresAt) });
     node.classList.toggle('urgent', left < 60000);
+    // Red once askgate has reminded the person: they were told it is waiting.
+    node.classList.toggle('reminded', card.q.reminded === true);
+    if (card.q.reminded === true) node.title = t('reminded');
+    else node.removeAttribute('title');
   }
 
   let lastExpiryCheck = 0;
@@ -906,6 +963,7 @@
         view.cards.set(q.id, card);
       } else if (card) {
         card.q.expiresAt = q.expiresAt;
+        card.q.reminded = q.reminded;
         updateTimeLeft(card);
         takeProgress(card, q);
       } else {
@@ -945,6 +1003,7 @@
       const card = view.cards.get(q.id);
       if (card) {
         card.q.expiresAt = q.expiresAt;
+        card.q.reminded = q.reminded;
         updateTimeLeft(card);
         takeProgress(card, q);
       } else if (view.complete || isBeforeCursor(q)) {

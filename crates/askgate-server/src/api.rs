@@ -4,7 +4,7 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use askgate_core::validate::{ErrorCode, ValidationError, ValidationErrors};
-use askgate_core::{QuestionId, validate};
+use askgate_core::{QuestionId, validate, validate_with_max_timeout};
 use askgate_engine::{Accepted, Engine, NewQuestion, SessionKind};
 use axum::Json;
 use axum::body::{Body, Bytes};
@@ -22,7 +22,10 @@ use crate::error::ApiError;
 use crate::resource;
 use crate::{AppState, Change};
 
-/// The longest `?wait=` a request may hold: the longest timeout a question can have.
+/// The longest `?wait=` a request may hold: the contract's longest timeout.
+/// A longer wait (`POST /v1/questions` up to an agent's `max_timeout`) is
+/// polled again, or followed with the event stream, rather than held in one
+/// request for days.
 const MAX_WAIT_SECONDS: u64 = 3600;
 
 /// The fields of a question request that are askgate's, not `ask_user`'s.
@@ -97,12 +100,15 @@ pub(crate) struct QuestionFields {
 /// Reads a question request: the `ask_user` arguments at the top level plus
 /// the fields of askgate's envelope named in `envelope` (any other field is
 /// reported as unknown, the way `validate` reports it). `to` is required
-/// when `to_required`. Every problem goes into `errors`; `Err` only when the
+/// when `to_required`. `timeoutSeconds` is clamped to the contract's hour,
+/// or with `max_timeout` (the non-blocking call's) kept up to it and
+/// refused beyond. Every problem goes into `errors`; `Err` only when the
 /// body is not an object at all.
 pub(crate) fn read_question(
     body: Value,
     envelope: &[&str],
     to_required: bool,
+    max_timeout: Option<u32>,
     errors: &mut Vec<ValidationError>,
 ) -> Result<QuestionFields, ApiError> {
     let Value::Object(mut fields) = body else {
@@ -163,7 +169,12 @@ pub(crate) fn read_question(
         }
     };
     let nudges = crate::nudges::read(&present, errors);
-    let request = match validate(&Value::Object(fields)) {
+    let arguments = Value::Object(fields);
+    let validated = match max_timeout {
+        None => validate(&arguments),
+        Some(max) => validate_with_max_timeout(&arguments, max),
+    };
+    let request = match validated {
         Ok(request) => Some(request),
         Err(problems) => {
             errors.extend(problems.errors);
@@ -181,11 +192,20 @@ pub(crate) fn read_question(
     })
 }
 
+/// How long a question request may ask the person to take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TimeoutLimit {
+    /// `POST /v1/ask`, the blocking `ask_user` call: the contract's clamp.
+    Contract,
+    /// `POST /v1/questions`: up to the agent's `max_timeout`, refused beyond.
+    UpToAgentLimit,
+}
+
 /// Reads the request of `POST /v1/questions` and `POST /v1/ask`: the
 /// `ask_user` arguments at the top level plus askgate's envelope, and the
 /// `Idempotency-Key` header (else the body's `toolCallId`). Every problem of
 /// both is reported together.
-fn new_question(agent: &Agent, headers: &HeaderMap, body: Value) -> Result<NewQuestion, ApiError> {
+fn new_question(agent: &Agent, headers: &HeaderMap, body: Value, limit: TimeoutLimit) -> Result<NewQuestion, ApiError> {
     let mut errors = Vec::new();
     let QuestionFields {
         to,
@@ -195,7 +215,13 @@ fn new_question(agent: &Agent, headers: &HeaderMap, body: Value) -> Result<NewQu
         tool_call_id,
         request,
         nudges,
-    } = read_question(body, &ENVELOPE_FIELDS, true, &mut errors)?;
+    } = read_question(
+        body,
+        &ENVELOPE_FIELDS,
+        true,
+        (limit == TimeoutLimit::UpToAgentLimit).then_some(agent.max_timeout_seconds),
+        &mut errors,
+    )?;
     // The body's key is checked even when the header's is the one used:
     // the document refuses a bad `toolCallId` either way (found by schemathesis).
     let body_key = key_from(tool_call_id.as_deref(), "toolCallId", &mut errors);
@@ -299,7 +325,7 @@ pub(crate) async fn create_question(
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Response, ApiError> {
     let wait = query.duration()?;
-    let question = new_question(&agent, &headers, body)?;
+    let question = new_question(&agent, &headers, body, TimeoutLimit::UpToAgentLimit)?;
     let engine = &state.0.engine;
     let Accepted { record, replayed } = engine.ask_with(question).await?;
     let record = if wait.is_zero() {
@@ -428,7 +454,7 @@ pub(crate) async fn ask(
     headers: HeaderMap,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Response, ApiError> {
-    let question = new_question(&agent, &headers, body)?;
+    let question = new_question(&agent, &headers, body, TimeoutLimit::Contract)?;
     let keyed = question.idempotency_key.is_some();
     let engine = state.0.engine.clone();
     let Accepted { record, replayed } = engine.ask_with(question).await?;

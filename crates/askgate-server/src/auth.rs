@@ -26,6 +26,11 @@ pub struct AgentToken {
     pub token: String,
     /// Who it may ask.
     pub allowed: Allowed,
+    /// The longest `timeoutSeconds` it may give `POST /v1/questions`
+    /// (`agents.NAME.max_timeout`): [`askgate_core::request::MAX_TIMEOUT_SECONDS`], the contract's
+    /// hour, unless configured longer, up to a week. `ask_user` itself
+    /// (`POST /v1/ask`, MCP) stays clamped to the hour.
+    pub max_timeout_seconds: u32,
 }
 
 impl std::fmt::Debug for AgentToken {
@@ -35,6 +40,7 @@ impl std::fmt::Debug for AgentToken {
             .field("name", &self.name)
             .field("token", &"<redacted>")
             .field("allowed", &self.allowed)
+            .field("max_timeout_seconds", &self.max_timeout_seconds)
             .finish()
     }
 }
@@ -46,6 +52,8 @@ pub struct Agent {
     pub name: String,
     /// Who it may ask.
     pub allowed: Allowed,
+    /// Its token's [`AgentToken::max_timeout_seconds`].
+    pub max_timeout_seconds: u32,
 }
 
 impl Agent {
@@ -100,6 +108,7 @@ impl FromRequestParts<AppState> for Agent {
         Ok(Self {
             name: agent.name.clone(),
             allowed: agent.allowed.clone(),
+            max_timeout_seconds: agent.max_timeout_seconds,
         })
     }
 }

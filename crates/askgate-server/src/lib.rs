@@ -257,7 +257,7 @@ pub fn app(state: AppState) -> Router {
         .route("/web/{key}/api/questions/{id}/skip", post(web::skip))
         .route("/assets/web.js", get(web::script))
         .route("/assets/web.css", get(web::style))
-        .route("/openapi.json", get(|| async { axum::Json(openapi::document()) }))
+        .route("/openapi.json", get(openapi_document))
         .route("/healthz", get(|| async { axum::Json(json!({"status": "ok"})) }))
         .route("/readyz", get(ready))
         .route("/metrics", get(metrics_text))
@@ -274,6 +274,19 @@ pub fn app(state: AppState) -> Router {
         // Outermost: it sees the status every other layer settled on.
         .layer(axum::middleware::from_fn_with_state(metrics, metrics::http::track))
         .with_state(state)
+}
+
+/// `/openapi.json`, with the longest `timeoutSeconds` `POST /v1/questions`
+/// takes from any agent token in force now.
+async fn openapi_document(State(state): State<AppState>) -> axum::Json<serde_json::Value> {
+    let longest = state
+        .credentials()
+        .agents
+        .iter()
+        .map(|agent| agent.max_timeout_seconds)
+        .max()
+        .unwrap_or(askgate_core::request::MAX_TIMEOUT_SECONDS);
+    axum::Json(openapi::document_for(longest))
 }
 
 /// `/readyz`: ready while the store takes writes, whatever the chat

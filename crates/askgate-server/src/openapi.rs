@@ -6,13 +6,29 @@
 //! annotate). A test checks that every `/v1` route of the router is described.
 
 use askgate_core::guidance::{TOOL_DESCRIPTION, field_description};
+use askgate_core::request::{LONGEST_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS};
 use serde_json::{Value, json};
 
-/// The OpenAPI 3.1 document.
+/// The OpenAPI 3.1 document of a server whose agents may wait at most the
+/// contract's hour (no `max_timeout` configured longer).
 pub fn document() -> Value {
+    document_for(MAX_TIMEOUT_SECONDS)
+}
+
+/// The OpenAPI 3.1 document of a server whose longest agent `max_timeout`
+/// is `max_timeout_seconds`: `POST /v1/questions` takes a `timeoutSeconds`
+/// up to it (the token's own limit may be lower; then it is a 422
+/// `invalid_timeout` naming that limit), while `POST /v1/ask` clamps to the
+/// hour as the `ask_user` contract does.
+pub fn document_for(max_timeout_seconds: u32) -> Value {
+    let max_timeout_seconds = max_timeout_seconds.clamp(MAX_TIMEOUT_SECONDS, LONGEST_TIMEOUT_SECONDS);
     let ask_body = json!({
         "required": true,
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/QuestionRequest"}}}
+    });
+    let create_body = json!({
+        "required": true,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/CreateQuestionRequest"}}}
     });
     let errors = |codes: &[&str]| -> Value {
         codes
@@ -64,7 +80,7 @@ pub fn document() -> Value {
                 "summary": "Ask the user; returns at once (or after ?wait=N seconds) with the question resource.",
                 "description": TOOL_DESCRIPTION,
                 "parameters": [wait, idempotency_key],
-                "requestBody": ask_body,
+                "requestBody": create_body,
                 "responses": create_responses
             }},
             "/v1/questions/{id}": {"get": {
@@ -90,7 +106,7 @@ pub fn document() -> Value {
         },
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description": "An agent token from askgate's configuration."}},
-            "schemas": schemas(),
+            "schemas": schemas(max_timeout_seconds),
             "responses": {
                 "400": error_response("Malformed: not JSON, or a bad query parameter."),
                 "401": error_response("No or an unknown agent token."),
@@ -177,30 +193,48 @@ fn error_response(description: &str) -> Value {
     json!({"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}})
 }
 
-fn schemas() -> Value {
+/// The body of `POST /v1/ask`: the `ask_user` arguments and askgate's
+/// envelope, every field described as the guidance says.
+fn question_request() -> Value {
     json!({
-        "QuestionRequest": {
-            "type": "object",
-            "required": ["to", "questions"],
-            "additionalProperties": false,
-            "properties": {
-                "to": {"type": "string", "pattern": NOT_BLANK, "description": "The recipient's name in askgate's configuration."},
-                "sessionId": {"type": ["string", "null"], "pattern": ID_TEXT, "description": "The agent session; one pending question per session."},
-                "runId": {"type": ["string", "null"], "pattern": ID_TEXT, "description": "The agent run; aborting it cancels its questions."},
-                "sessionKind": {"type": ["string", "null"], "enum": ["main", "subagent", null], "default": "main"},
-                "toolCallId": {"type": ["string", "null"], "minLength": 1, "maxLength": 255, "pattern": ID_TEXT, "description": "The agent runtime's id of this tool call: an idempotency key when no Idempotency-Key header is sent."},
-                "questions": {"type": "array", "minItems": 1, "maxItems": 3, "uniqueItems": true, "items": {"$ref": "#/components/schemas/AskQuestion"}, "description": field_description("questions")},
-                "timeoutSeconds": {"type": ["integer", "null"], "default": 900, "description": field_description("timeoutSeconds")},
-                "remind": {"type": ["array", "null"], "maxItems": 10, "items": {"type": "string", "pattern": REMINDER},
-                    "description": "When to remind the person, over the agent's and the recipient's configured reminders: a share of the wait (\"50%\"), a time before it ends (\"2m before\"), or after the question was asked (\"10m\"). A point outside the wait is left out; one in the person's quiet hours waits for their end."},
-                "escalate": {"type": ["array", "null"], "maxItems": 10,
-                    "description": "An escalation ladder, over the agent's and the recipient's configured one: after each step's time without an answer, the question is delivered to that recipient too; the first answer anywhere wins. A step that cannot happen before the question ends is refused (invalid_escalation).",
-                    "items": {"type": "object", "required": ["after", "to"], "additionalProperties": false, "properties": {
-                        "after": {"oneOf": [{"type": "string", "pattern": DURATION}, {"type": "integer", "minimum": 1}], "description": "How long nobody answered: \"10m\", \"1h30m\", or seconds."},
-                        "to": {"type": "string", "pattern": NOT_BLANK, "description": "The recipient's name."}
-                    }}}
-            }
-        },
+        "type": "object",
+        "required": ["to", "questions"],
+        "additionalProperties": false,
+        "properties": {
+            "to": {"type": "string", "pattern": NOT_BLANK, "description": "The recipient's name in askgate's configuration."},
+            "sessionId": {"type": ["string", "null"], "pattern": ID_TEXT, "description": "The agent session; one pending question per session."},
+            "runId": {"type": ["string", "null"], "pattern": ID_TEXT, "description": "The agent run; aborting it cancels its questions."},
+            "sessionKind": {"type": ["string", "null"], "enum": ["main", "subagent", null], "default": "main"},
+            "toolCallId": {"type": ["string", "null"], "minLength": 1, "maxLength": 255, "pattern": ID_TEXT, "description": "The agent runtime's id of this tool call: an idempotency key when no Idempotency-Key header is sent."},
+            "questions": {"type": "array", "minItems": 1, "maxItems": 3, "uniqueItems": true, "items": {"$ref": "#/components/schemas/AskQuestion"}, "description": field_description("questions")},
+            "timeoutSeconds": {"type": ["integer", "null"], "default": 900, "description": field_description("timeoutSeconds")},
+            "remind": {"type": ["array", "null"], "maxItems": 10, "items": {"type": "string", "pattern": REMINDER},
+                "description": "When to remind the person, over the agent's and the recipient's configured reminders: a share of the wait (\"50%\"), a time before it ends (\"2m before\"), or after the question was asked (\"10m\"). A point outside the wait is left out; one in the person's quiet hours waits for their end."},
+            "escalate": {"type": ["array", "null"], "maxItems": 10,
+                "description": "An escalation ladder, over the agent's and the recipient's configured one: after each step's time without an answer, the question is delivered to that recipient too; the first answer anywhere wins. A step that cannot happen before the question ends is refused (invalid_escalation).",
+                "items": {"type": "object", "required": ["after", "to"], "additionalProperties": false, "properties": {
+                    "after": {"oneOf": [{"type": "string", "pattern": DURATION}, {"type": "integer", "minimum": 1}], "description": "How long nobody answered: \"10m\", \"1h30m\", or seconds."},
+                    "to": {"type": "string", "pattern": NOT_BLANK, "description": "The recipient's name."}
+                }}}
+        }
+    })
+}
+
+/// What `timeoutSeconds` of `POST /v1/questions` says beyond the guidance.
+fn long_wait_description(max_timeout_seconds: u32) -> String {
+    format!(
+        "{} Here (POST /v1/questions, not POST /v1/ask) a longer wait is kept rather than lowered, up to the agent token's max_timeout (agents.NAME.max_timeout: 3600 unless configured longer, at most {LONGEST_TIMEOUT_SECONDS}, 7 days; {max_timeout_seconds} is the longest any token here has); a longer one is refused with 422 invalid_timeout naming the token's limit. Poll GET /v1/questions/{{id}}?wait=N (N up to 3600) or follow its events for the answer.",
+        field_description("timeoutSeconds")
+    )
+}
+
+fn schemas(max_timeout_seconds: u32) -> Value {
+    let mut create = question_request();
+    create["properties"]["timeoutSeconds"] = json!({"type": ["integer", "null"], "default": 900,
+        "maximum": max_timeout_seconds, "description": long_wait_description(max_timeout_seconds)});
+    json!({
+        "QuestionRequest": question_request(),
+        "CreateQuestionRequest": create,
         "AskQuestion": {
             "type": "object",
             "required": ["id", "header", "question", "options"],

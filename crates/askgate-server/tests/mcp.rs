@@ -91,6 +91,7 @@ fn in_process(fixture: &Fixture) -> Arc<dyn Backend> {
     let agent = Agent {
         name: "one".into(),
         allowed: Allowed::All,
+        max_timeout_seconds: askgate_core::request::MAX_TIMEOUT_SECONDS,
     };
     Arc::new(EngineBackend::for_agent(fixture.state.clone(), agent))
 }
@@ -455,6 +456,7 @@ async fn without_to_the_only_recipient_the_token_may_ask_is_asked_else_the_choic
             name: "two".into(),
             token: TOKEN.into(),
             allowed: Allowed::Only(vec!["you".into()]),
+            max_timeout_seconds: askgate_core::request::MAX_TIMEOUT_SECONDS,
         }],
         mcp: McpSettings {
             wait: Duration::from_secs(1),
@@ -467,6 +469,7 @@ async fn without_to_the_only_recipient_the_token_may_ask_is_asked_else_the_choic
     let everyone = Agent {
         name: "one".into(),
         allowed: Allowed::All,
+        max_timeout_seconds: askgate_core::request::MAX_TIMEOUT_SECONDS,
     };
     let (client, _) = connect(Arc::new(EngineBackend::for_agent(state.clone(), everyone))).await;
     let result = call_bounded(&client, call("ask_user", deploy_question())).await;
@@ -480,6 +483,7 @@ async fn without_to_the_only_recipient_the_token_may_ask_is_asked_else_the_choic
     let only_you = Agent {
         name: "two".into(),
         allowed: Allowed::Only(vec!["you".into()]),
+        max_timeout_seconds: askgate_core::request::MAX_TIMEOUT_SECONDS,
     };
     let (client, _) = connect(Arc::new(EngineBackend::for_agent(state.clone(), only_you))).await;
     let result = call_bounded(&client, call("ask_user", deploy_question())).await;
@@ -516,6 +520,7 @@ async fn two_agents(mcp: McpSettings) -> Fixture {
                 name: "two".into(),
                 token: TOKEN_TWO.into(),
                 allowed: Allowed::All,
+                max_timeout_seconds: askgate_core::request::MAX_TIMEOUT_SECONDS,
             },
         ],
         web_keys: vec![WebKey {
@@ -722,4 +727,41 @@ async fn past_the_cap_a_tokens_session_idle_longest_is_closed_and_busy_ones_neve
     assert_eq!(list_tools_in(router, TOKEN, &fourth).await.0, StatusCode::OK);
     assert_eq!(status_of(router, &third_id).await, "pending");
     drop(waiting_third);
+}
+
+/// `ask_user` over MCP keeps the contract's clamp, whatever the agent's
+/// `max_timeout` lets `POST /v1/questions` take: a day is lowered to the hour.
+#[tokio::test]
+async fn ask_user_over_mcp_keeps_the_contracts_hour_for_an_agent_allowed_longer() {
+    let mut agent = agent_one(TOKEN);
+    agent.max_timeout_seconds = 7 * 86_400;
+    let fixture = fixture_with(ServerSettings {
+        agents: vec![agent],
+        mcp: McpSettings {
+            wait: Duration::from_millis(200),
+            ..McpSettings::default()
+        },
+        ..ServerSettings::default()
+    })
+    .await;
+    let agent = Agent {
+        name: "one".into(),
+        allowed: Allowed::All,
+        max_timeout_seconds: 7 * 86_400,
+    };
+    let (client, _) = connect(Arc::new(EngineBackend::for_agent(fixture.state.clone(), agent))).await;
+    let mut question = deploy_question();
+    question["timeoutSeconds"] = json!(86_400);
+    let result = call_bounded(&client, call("ask_user", question)).await;
+    let id = result.structured_content.unwrap()["questionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let request = Request::get(format!("/v1/questions/{id}"))
+        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+        .body(Body::empty())
+        .unwrap();
+    let (status, resource) = send_to(&fixture.router, request).await;
+    assert_eq!(status, StatusCode::OK, "{resource}");
+    assert_eq!(resource["request"]["timeoutSeconds"], 3600, "{resource}");
 }

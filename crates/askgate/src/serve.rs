@@ -387,6 +387,7 @@ async fn credentials(
             name: agent.name.clone(),
             token: token.expose().to_owned(),
             allowed: allowed.clone(),
+            max_timeout_seconds: agent.max_timeout_seconds,
         }));
     }
     // Every recipient has a page, whichever surfaces they list: it is how

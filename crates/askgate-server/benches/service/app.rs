@@ -60,6 +60,7 @@ impl Service {
                 name: AGENT.to_owned(),
                 token: AGENT_TOKEN.to_owned(),
                 allowed: Allowed::All,
+                max_timeout_seconds: askgate_core::request::MAX_TIMEOUT_SECONDS,
             }],
             web_keys: vec![WebKey {
                 key: WEB_KEY.to_owned(),

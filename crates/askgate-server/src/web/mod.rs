@@ -24,7 +24,7 @@ use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, Outg
 use askgate_core::render::{ButtonLimits, FreeTextInput};
 use askgate_core::{Capabilities, Presentation, QuestionId, Summary};
 use askgate_engine::{DirectAnswer, DirectItem, Submitted, summary_of};
-use askgate_store::QuestionRecord;
+use askgate_store::{QuestionRecord, StepKind};
 use async_trait::async_trait;
 use axum::Json;
 use axum::extract::{Path, Query, State};
@@ -280,12 +280,23 @@ fn entry(record: &QuestionRecord, page: &str) -> Value {
         "status": record.status,
         "createdAt": time(record.created_at),
         "expiresAt": time(record.expires_at),
+        // A reminder went out (taken in the store before it is sent): the
+        // card's countdown turns red.
+        "reminded": reminded(record),
         "resolvedAt": record.resolution.as_ref().map(|r| time(r.at)),
         "request": record.request,
         // Answered so far on any surface: the card shows those steps done.
         "progress": record.progress,
         "summary": summary_of(record, Some(page)),
     })
+}
+
+/// Whether a reminder step of `record`'s plan was taken.
+fn reminded(record: &QuestionRecord) -> bool {
+    record
+        .steps
+        .iter()
+        .any(|step| step.kind == StepKind::Remind && step.done.is_some())
 }
 
 /// `GET /web/{key}/api/state`: the recipient, the first page of pending
@@ -312,7 +323,8 @@ pub(crate) async fn page_state(
     let page = engine.page_channel(&name);
     let (recent, _) = fill(&recent, &page, RECENT_ON_PAGE as usize, RECENT_BYTES, false);
     Ok(Json(json!({
-        "recipient": {"name": recipient.name, "displayName": recipient.display_name, "locale": recipient.locale},
+        "recipient": {"name": recipient.name, "displayName": recipient.display_name, "locale": recipient.locale,
+            "timeZone": recipient.waiting.zone.as_ref().map(askgate_core::when::Zone::name)},
         "pending": pending,
         "pendingCount": count,
         "more": more,
@@ -660,10 +672,53 @@ mod tests {
                 assert!(SCRIPT.contains(&line), "web.js ({locale}) should have {line}");
             }
             // The countdown's units, as the text prompt words a duration.
-            for (key, seconds, n) in [("hours", 3600, 1), ("minutes", 900, 15), ("seconds", 45, 45)] {
+            for (key, seconds, n) in [
+                ("days", 86_400, 1),
+                ("hours", 3600, 1),
+                ("minutes", 900, 15),
+                ("seconds", 45, 45),
+            ] {
                 let words = chrome.duration(seconds).replace(&n.to_string(), "{n}");
                 let line = format!("{key}: '{words}',");
                 assert!(SCRIPT.contains(&line), "web.js ({locale}) should have {line}");
+            }
+        }
+    }
+
+    /// A deadline on another day reads on the page as in a chat prompt
+    /// (`askgate_core::when::local_deadline`): web.js fills its
+    /// `deadlineDay` with its own weekday and month names, which must be
+    /// the chrome's, in the same order.
+    #[test]
+    fn the_page_words_a_deadline_as_the_chat_prompts_do() {
+        use askgate_core::when::{Zone, local_deadline};
+        // Monday 7 Dec 2026, 09:32 UTC; then the same time every day for
+        // 400 days (through 2027, which is not a leap year): every weekday
+        // and every month.
+        let start = 1_796_635_920_000_i64;
+        let month_days = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+        for locale in [Locale::En, Locale::ZhCn] {
+            let words = preview::page_words(locale);
+            let weekdays: Vec<&str> = words["weekdays"].split(' ').collect();
+            let months: Vec<&str> = words["months"].split(' ').collect();
+            assert_eq!((weekdays.len(), months.len()), (7, 12), "web.js ({locale})");
+            let (mut day, mut month) = (7, 11);
+            for k in 1..=400_usize {
+                day += 1;
+                if day > month_days[month] {
+                    (day, month) = (1, (month + 1) % 12);
+                }
+                let at = start + i64::try_from(k).unwrap() * 86_400_000;
+                let page = words["deadlineDay"]
+                    .replace("{weekday}", weekdays[k % 7])
+                    .replace("{day}", &day.to_string())
+                    .replace("{month}", months[month])
+                    .replace("{time}", "09:32");
+                assert_eq!(
+                    page,
+                    local_deadline(at, start, &Zone::utc(), locale),
+                    "{locale}, day {k}"
+                );
             }
         }
     }

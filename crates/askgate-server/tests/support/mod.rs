@@ -39,6 +39,7 @@ pub(crate) fn agent_one(token: &str) -> AgentToken {
         name: "one".into(),
         token: token.into(),
         allowed: Allowed::All,
+        max_timeout_seconds: askgate_core::request::MAX_TIMEOUT_SECONDS,
     }
 }
 
@@ -61,13 +62,24 @@ pub(crate) async fn state_in(
     recipients: Vec<Recipient>,
     settings: ServerSettings,
 ) -> (AppState, tokio::sync::watch::Sender<bool>) {
+    let (state, _, stop) = state_and_store_in(dir, recipients, settings).await;
+    (state, stop)
+}
+
+/// [`state_in`], and its store, for a test that writes what the engine
+/// would (a step of a question's plan taken).
+pub(crate) async fn state_and_store_in(
+    dir: &Path,
+    recipients: Vec<Recipient>,
+    settings: ServerSettings,
+) -> (AppState, Arc<SqliteStore>, tokio::sync::watch::Sender<bool>) {
     let store = Arc::new(SqliteStore::open(&dir.join("askgate.db")).await.unwrap());
     let channels: Vec<Arc<dyn Channel>> = vec![Arc::new(WebChannel::new("web"))];
     let metrics = Arc::new(Metrics::new());
-    let engine = Engine::new(store, channels, recipients, Clock::system(), metrics.clone());
+    let engine = Engine::new(store.clone(), channels, recipients, Clock::system(), metrics.clone());
     engine.start().await.unwrap();
     let (stop, stopping) = tokio::sync::watch::channel(false);
-    (AppState::new(engine, metrics, settings, stopping), stop)
+    (AppState::new(engine, metrics, settings, stopping), store, stop)
 }
 
 /// askgate's router over [`state_in`], and what must live as long as it.

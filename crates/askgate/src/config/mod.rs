@@ -85,6 +85,9 @@ pub(crate) struct AgentConfig {
     pub(crate) recipients: Option<Vec<String>>,
     /// Reminders and escalations of its questions (over the recipient's).
     pub(crate) nudges: askgate_engine::Nudges,
+    /// `max_timeout`: the longest `timeoutSeconds` `POST /v1/questions`
+    /// takes from this agent, in seconds (the contract's hour by default).
+    pub(crate) max_timeout_seconds: u32,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -152,6 +155,8 @@ struct RawAgent {
     recipients: Vec<String>,
     remind: Option<Vec<String>>,
     escalate: Option<Vec<waiting::RawEscalation>>,
+    /// A duration (`"8h"`, `"7d"`) or whole seconds.
+    max_timeout: Option<toml::Value>,
 }
 
 /// A channel: its `type`, and the rest for that kind to read.
@@ -300,8 +305,15 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
         );
     }
 
-    // The longest any question may wait: an escalation after it never happens.
-    let longest_wait = askgate_core::request::MAX_TIMEOUT_SECONDS;
+    // The longest any question may wait, the longest of the agents'
+    // max_timeout (each read again below, where its problems are told): a
+    // recipient's escalation after it never happens.
+    let longest_wait = raw
+        .agents
+        .values()
+        .map(|agent| max_timeout("", agent.max_timeout.as_ref(), &mut ConfigCheck::new(env)))
+        .max()
+        .unwrap_or(askgate_core::request::MAX_TIMEOUT_SECONDS);
     let recipients = recipients::recipients(&raw.recipients, &raw.channels, &kinds, longest_wait, &mut check);
     if raw.recipients.is_empty() && !recipients_set_aside {
         check.problem(
@@ -336,13 +348,18 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
             }
             Some(agent.recipients.clone())
         };
+        let max_timeout_seconds = max_timeout(
+            &format!("agents.{name}.max_timeout"),
+            agent.max_timeout.as_ref(),
+            &mut check,
+        );
         let known: Vec<&String> = raw.recipients.keys().collect();
         let nudges = waiting::nudges(
             &format!("agents.{name}"),
             agent.remind.as_deref(),
             agent.escalate.as_deref(),
             &known,
-            longest_wait,
+            max_timeout_seconds,
             None,
             &mut check,
         );
@@ -351,6 +368,7 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
             tokens,
             recipients: allowed,
             nudges,
+            max_timeout_seconds,
         });
     }
     waiting::chats_only(&recipients, &agents, &mut check);
@@ -479,6 +497,61 @@ fn store(raw: &RawStore, data_dir: &std::path::Path, check: &mut ConfigCheck<'_>
 impl RawStore {
     fn store_path(&self) -> &str {
         self.path.as_deref().unwrap_or("askgate.db")
+    }
+}
+
+/// `agents.NAME.max_timeout`: a duration (`"8h"`, `"7d"`) or whole seconds,
+/// from the contract's hour (the default: it only ever lengthens what
+/// `POST /v1/questions` takes) to a week. A problem names `key`; the
+/// default stands in for a refused value.
+fn max_timeout(key: &str, value: Option<&toml::Value>, check: &mut ConfigCheck<'_>) -> u32 {
+    use askgate_core::request::{LONGEST_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS};
+    use askgate_core::when::{format_duration, parse_duration};
+    let fix = "write a duration from \"1h\" (the default) to \"7d\", like \"8h\" or \"2d\", or whole seconds (3600 to 604800).";
+    let seconds = match value {
+        None => return MAX_TIMEOUT_SECONDS,
+        Some(toml::Value::Integer(seconds)) => u32::try_from(*seconds).ok(),
+        Some(toml::Value::String(text)) => match parse_duration(text) {
+            Ok(seconds) => Some(seconds),
+            Err(error) => {
+                check.problem(key, format!("{error}."), fix);
+                return MAX_TIMEOUT_SECONDS;
+            }
+        },
+        Some(other) => {
+            check.problem(
+                key,
+                format!(
+                    "expected a duration like \"8h\" or whole seconds, got the {} {other}.",
+                    other.type_str()
+                ),
+                fix,
+            );
+            return MAX_TIMEOUT_SECONDS;
+        }
+    };
+    match seconds {
+        Some(seconds) if (MAX_TIMEOUT_SECONDS..=LONGEST_TIMEOUT_SECONDS).contains(&seconds) => seconds,
+        Some(seconds) if seconds < MAX_TIMEOUT_SECONDS => {
+            check.problem(
+                key,
+                format!(
+                    "{} is shorter than an hour: max_timeout only lengthens the waits of POST /v1/questions beyond the ask_user contract's hour (which every agent has).",
+                    format_duration(seconds)
+                ),
+                fix,
+            );
+            MAX_TIMEOUT_SECONDS
+        }
+        _ => {
+            let given = value.map(ToString::to_string).unwrap_or_default();
+            check.problem(
+                key,
+                format!("{given} is longer than askgate waits for an answer: at most 7 days (604800 seconds)."),
+                fix,
+            );
+            MAX_TIMEOUT_SECONDS
+        }
     }
 }
 

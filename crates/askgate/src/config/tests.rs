@@ -31,6 +31,13 @@ fn the_example_is_valid_with_its_variables_set() {
     let config = parse(include_str!("../../../../config/example.toml"), &env).unwrap();
     assert_eq!(config.agents.len(), 2);
     assert_eq!(
+        config.agents[0].max_timeout_seconds,
+        16 * 3600,
+        "{:?}",
+        config.agents[0]
+    );
+    assert_eq!(config.agents[1].max_timeout_seconds, 3600);
+    assert_eq!(
         config.agents[0].tokens[0].expose(),
         format!("CI_BOT_TOKEN-{}", "x".repeat(32))
     );
@@ -436,4 +443,34 @@ fn every_key_about_waiting_that_cannot_be_kept_is_named() {
         problem.what.contains("ghost") && problem.fix.contains("admin, alice, lead"),
         "{problem:?}"
     );
+#[test]
+fn an_agents_max_timeout_is_a_duration_or_seconds_from_an_hour_to_a_week() {
+    let with = |value: &str| {
+        format!(
+            "[agents.a]\nrecipients = [\"*\"]\n{value}\n[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n"
+        )
+    };
+    let read = |value: &str| parse(&with(value), &no_env).unwrap().agents[0].max_timeout_seconds;
+    assert_eq!(read(""), 3600);
+    assert_eq!(read("max_timeout = \"8h\""), 28_800);
+    assert_eq!(read("max_timeout = \"1d12h\""), 129_600);
+    assert_eq!(read("max_timeout = \"7d\""), 604_800);
+    assert_eq!(read("max_timeout = 7200"), 7200);
+    assert_eq!(read("max_timeout = \"1h\""), 3600);
+    for (value, says) in [
+        ("max_timeout = \"8d\"", "at most 7 days"),
+        ("max_timeout = 604801", "at most 7 days"),
+        ("max_timeout = -5", "at most 7 days"),
+        ("max_timeout = \"30m\"", "30m is shorter than an hour"),
+        ("max_timeout = 0", "0s is shorter than an hour"),
+        ("max_timeout = \"8 hours\"", "duration \"8 hours\""),
+        ("max_timeout = \"\"", "it is empty"),
+        ("max_timeout = 1.5", "got the float 1.5"),
+    ] {
+        let problems = parse(&with(value), &no_env).unwrap_err().0;
+        assert_eq!(problems.len(), 1, "{value}: {problems:?}");
+        assert_eq!(problems[0].key, "agents.a.max_timeout", "{value}");
+        assert!(problems[0].what.contains(says), "{value}: {}", problems[0].what);
+        assert!(problems[0].fix.contains("\"7d\""), "{value}: {}", problems[0].fix);
+    }
 }
