@@ -343,9 +343,11 @@ async fn an_escalation_to_slack_is_answered_there_and_the_telegram_copy_says_so(
 
     let prompt = sl
         .wait_for_message(&lead_dm, PATIENCE, |seen| {
-            seen.buttons()
-                .iter()
-                .any(|button| button["action_id"].as_str().is_some_and(|action| action.contains(&asked.id)))
+            seen.buttons().iter().any(|button| {
+                button["action_id"]
+                    .as_str()
+                    .is_some_and(|action| action.contains(&asked.id))
+            })
         })
         .await
         .unwrap_or_else(|error| panic!("Lead's Slack copy: {error}"));

@@ -437,12 +437,34 @@ fn every_key_about_waiting_that_cannot_be_kept_is_named() {
     );
     // An escalation to someone not configured names who is.
     let ghost = WAITING.replace("to = \"lead\" }]\n[channels", "to = \"ghost\" }]\n[channels");
-    let problems = parse(&ghost, &no_env).unwrap_err().0;
+    let problems = parse(&ghost, &tg_env).unwrap_err().0;
     let problem = problems.iter().find(|p| p.key == "agents.a.escalate[0].to").unwrap();
     assert!(
         problem.what.contains("ghost") && problem.fix.contains("admin, alice, lead"),
         "{problem:?}"
     );
+    // An escalation reaches a recipient in a chat: one with only the page
+    // is refused.
+    let page_only = WAITING.replace(
+        "[recipients.lead]\nchannel = \"tg\"\nchat_id = 7",
+        "[recipients.lead]\nchannel = \"web\"",
+    );
+    assert_eq!(
+        waiting_problems(&page_only),
+        ["recipients.alice.escalate[0].to", "agents.a.escalate[0].to"]
+    );
+    // An escalation must come before the longest wait an agent may ask
+    // for: an agent allowed a day makes a recipient's 2-hour step keepable.
+    let longer = text_with_long_agent();
+    assert!(parse(&longer, &tg_env).is_ok(), "{:?}", parse(&longer, &tg_env).err());
+}
+
+fn text_with_long_agent() -> String {
+    WAITING
+        .replace("after = \"10m\", to = \"lead\"", "after = \"2h\", to = \"lead\"")
+        .replace("recipients = [\"*\"]\n", "recipients = [\"*\"]\nmax_timeout = \"1d\"\n")
+}
+
 #[test]
 fn an_agents_max_timeout_is_a_duration_or_seconds_from_an_hour_to_a_week() {
     let with = |value: &str| {
