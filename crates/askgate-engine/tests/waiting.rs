@@ -47,8 +47,8 @@ fn surface(channel: &str, kind: &str, conversation: &str, answerers: &[&str]) ->
     )
 }
 
-fn points(texts: &[&str]) -> Option<Vec<Point>> {
-    Some(texts.iter().map(|text| Point::parse(text).unwrap()).collect())
+fn points(texts: &[&str]) -> Vec<Point> {
+    texts.iter().map(|text| Point::parse(text).unwrap()).collect()
 }
 
 fn recipients(alice: Waiting) -> Vec<Recipient> {
@@ -116,7 +116,7 @@ impl World {
     /// Asks `new`, and waits for its copies to be delivered.
     async fn ask(&self, new: NewQuestion) -> QuestionRecord {
         let record = self.engine.ask(new).await.unwrap();
-        self.until(&record.id, |record| record.delivered()).await
+        self.until(&record.id, QuestionRecord::delivered).await
     }
 
     async fn until(&self, id: &QuestionId, done: impl Fn(&QuestionRecord) -> bool) -> QuestionRecord {
@@ -175,7 +175,7 @@ fn asked_with(to: &str, request: AskRequest, nudges: Nudges) -> NewQuestion {
 fn remind(texts: &[&str]) -> Waiting {
     Waiting {
         nudges: Nudges {
-            remind: points(texts),
+            remind: Some(points(texts)),
             escalate: None,
         },
         ..Waiting::default()
@@ -230,7 +230,7 @@ async fn a_reminder_in_a_group_mentions_everyone_who_may_answer_there() {
 async fn the_question_sets_its_own_reminders_over_the_recipients() {
     let world = world(remind(&["50%"])).await;
     let own = Nudges {
-        remind: points(&["10s"]),
+        remind: Some(points(&["10s"])),
         escalate: None,
     };
     let asked = world.ask(asked_with("alice", single(), own)).await;

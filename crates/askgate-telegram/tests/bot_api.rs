@@ -129,7 +129,7 @@ impl Setup {
         let record = self
             .engine
             .ask(NewQuestion {
-                nudges: Default::default(),
+                nudges: askgate_engine::Nudges::default(),
                 agent: "agent".into(),
                 to: to.into(),
                 session_id: Some(session.into()),

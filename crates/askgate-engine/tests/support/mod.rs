@@ -144,7 +144,7 @@ pub(crate) fn question(to: &str, request: AskRequest) -> NewQuestion {
         session_kind: SessionKind::Main,
         request,
         idempotency_key: None,
-        nudges: Default::default(),
+        nudges: askgate_engine::Nudges::default(),
     }
 }
 

@@ -238,7 +238,7 @@ impl Backend for EngineBackend {
         let agent = Self::agent(caller)?;
         agent.check_recipient(&ask.to)?;
         let question = NewQuestion {
-            nudges: Default::default(),
+            nudges: askgate_engine::Nudges::default(),
             agent: agent.name.clone(),
             to: ask.to,
             session_id: ask.session_id,

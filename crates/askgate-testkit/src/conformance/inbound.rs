@@ -525,7 +525,7 @@ impl<'a> Person<'a> {
         let record = self
             .engine
             .ask(NewQuestion {
-                nudges: Default::default(),
+                nudges: askgate_engine::Nudges::default(),
                 agent: "conformance".into(),
                 to: to.into(),
                 session_id: Some(format!("inbound-{session}")),

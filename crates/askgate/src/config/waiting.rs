@@ -2,6 +2,8 @@
 //! `remind`, `escalate`, and on recipients `timezone`, `quiet_hours` and
 //! `notify_failures_to` (docs/spec.md, "When nobody answers").
 
+use std::fmt::Write as _;
+
 use askgate_adapter::config::ConfigCheck;
 use askgate_core::when::{Point, QuietHours, Zone, parse_duration};
 use askgate_engine::{Escalation, Nudges, Waiting};
@@ -179,7 +181,7 @@ pub(crate) fn describe(nudges: &Nudges, waiting: Option<&Waiting>) -> String {
     let mut said = String::new();
     if let Some(points) = nudges.remind.as_ref().filter(|points| !points.is_empty()) {
         let points: Vec<String> = points.iter().map(ToString::to_string).collect();
-        said.push_str(&format!("; reminds at {}", points.join(", ")));
+        let _ = write!(said, "; reminds at {}", points.join(", "));
     }
     if let Some(steps) = nudges.escalate.as_ref().filter(|steps| !steps.is_empty()) {
         let steps: Vec<String> = steps
@@ -192,17 +194,17 @@ pub(crate) fn describe(nudges: &Nudges, waiting: Option<&Waiting>) -> String {
                 )
             })
             .collect();
-        said.push_str(&format!("; escalates {}", steps.join(", then ")));
+        let _ = write!(said, "; escalates {}", steps.join(", then "));
     }
     if let Some(waiting) = waiting {
         if let Some(quiet) = &waiting.quiet_hours {
             let zone = waiting.zone.as_ref().map_or("UTC", Zone::name);
-            said.push_str(&format!("; quiet {quiet} ({zone})"));
+            let _ = write!(said, "; quiet {quiet} ({zone})");
         } else if let Some(zone) = &waiting.zone {
-            said.push_str(&format!("; time zone {}", zone.name()));
+            let _ = write!(said, "; time zone {}", zone.name());
         }
         if let Some(admin) = &waiting.notify_failures_to {
-            said.push_str(&format!("; {admin} is told when a question cannot reach them"));
+            let _ = write!(said, "; {admin} is told when a question cannot reach them");
         }
     }
     said
