@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use askgate_adapter::SendLines;
 use askgate_adapter::deliver::{deliver_parts, idempotency_key};
 use askgate_adapter::finish::finished;
+use askgate_adapter::nudge;
 use askgate_core::channel::{
     Channel, ChannelError, Delivery, DeliveryError, Destination, MessageRef, Nudge, Outgoing, UserRef,
 };
@@ -207,25 +208,11 @@ pub(crate) fn message_body(text: &str, components: Vec<Value>, nonce: Option<Str
 /// replies to), and `message_reference` makes it a reply to `reply_to`, sent
 /// even if that message is gone.
 fn nudge_body(text: &str, mention: &[UserRef], reply_to: Option<&MessageRef>) -> Result<Value, ChannelError> {
-    let mut users: Vec<&str> = Vec::new();
-    for person in mention {
-        let id = person.id.as_str();
-        if id.is_empty() || !id.bytes().all(|byte| byte.is_ascii_digit()) {
-            return Err(ChannelError::Rejected {
-                reason: format!("\"{id}\" is not a Discord user id"),
-            });
-        }
-        // Discord refuses an `allowed_mentions.users` with an id twice.
-        if !users.contains(&id) {
-            users.push(id);
-        }
-    }
-    let mut lead = String::new();
-    for id in &users {
-        lead.push_str("<@");
-        lead.push_str(id);
-        lead.push_str("> ");
-    }
+    // A snowflake is digits; Discord refuses an `allowed_mentions.users`
+    // with an id twice.
+    let people = nudge::people(mention, "Discord", |id| id.bytes().all(|byte| byte.is_ascii_digit()))?;
+    let users: Vec<&str> = people.iter().map(|person| person.id.as_str()).collect();
+    let lead = nudge::at_mentions(&people);
     let room = Limit::code_points(limits::CONTENT.max.saturating_sub(limits::CONTENT.len(&lead)));
     let mut body = json!({
         "content": format!("{lead}{}", room.fit(text, escape)),
@@ -388,16 +375,7 @@ impl Channel for DiscordChannel {
                 Err(error) => Err(error),
             },
         };
-        match sent {
-            Ok(_) => {
-                tracing::debug!(channel = %self.name, "sent a nudge");
-                Ok(())
-            }
-            Err(error) => {
-                tracing::warn!(channel = %self.name, %error, "could not send a nudge");
-                Err(error)
-            }
-        }
+        nudge::logged(&self.name, sent)
     }
 }
 

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use askgate_adapter::SendLines;
 use askgate_adapter::deliver::deliver_parts;
+use askgate_adapter::nudge;
 use askgate_core::channel::{
     Channel, ChannelError, Delivery, DeliveryError, Destination, MessageRef, Nudge, Outgoing, UserRef,
 };
@@ -163,25 +164,11 @@ pub(crate) fn message(channel: &str, text: &str, blocks: Vec<SlackBlock>) -> Sla
 /// `text` escaped (so that no `<!channel>`, `<@U…>` or link in it is read),
 /// within [`limits::MESSAGE_TEXT`].
 fn nudge_text(text: &str, mention: &[UserRef]) -> Result<String, ChannelError> {
-    let mut users: Vec<&str> = Vec::new();
-    for person in mention {
-        let id = person.id.as_str();
-        // An id is letters and digits: anything else could close the `<@…>`.
-        if id.is_empty() || !id.bytes().all(|byte| byte.is_ascii_alphanumeric()) {
-            return Err(ChannelError::Rejected {
-                reason: format!("\"{id}\" is not a Slack user id"),
-            });
-        }
-        if !users.contains(&id) {
-            users.push(id);
-        }
-    }
-    let mut lead = String::new();
-    for id in &users {
-        lead.push_str("<@");
-        lead.push_str(id);
-        lead.push_str("> ");
-    }
+    // An id is letters and digits: anything else could close the `<@…>`.
+    let people = nudge::people(mention, "Slack", |id| {
+        id.bytes().all(|byte| byte.is_ascii_alphanumeric())
+    })?;
+    let lead = nudge::at_mentions(&people);
     let room = Limit::utf16(limits::MESSAGE_TEXT.max.saturating_sub(limits::MESSAGE_TEXT.len(&lead)));
     Ok(format!("{lead}{}", room.fit(text, escape)))
 }
@@ -288,16 +275,7 @@ impl Channel for SlackChannel {
         if let Some(thread) = thread {
             request = request.with_thread_ts(thread.into());
         }
-        match self.post(request).await {
-            Ok(_) => {
-                tracing::debug!(channel = %self.name, "sent a nudge");
-                Ok(())
-            }
-            Err(error) => {
-                tracing::warn!(channel = %self.name, %error, "could not send a nudge");
-                Err(error)
-            }
-        }
+        nudge::logged(&self.name, self.post(request).await)
     }
 }
 

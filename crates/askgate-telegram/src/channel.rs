@@ -5,6 +5,7 @@ use std::sync::{Arc, OnceLock};
 use askgate_adapter::SendLines;
 use askgate_adapter::deliver::deliver_parts;
 use askgate_adapter::finish::finished;
+use askgate_adapter::nudge;
 use askgate_core::channel::{
     Channel, ChannelError, Delivery, DeliveryError, Destination, MessageRef, Nudge, Outgoing, UserRef,
 };
@@ -246,19 +247,12 @@ const MENTION_NAME: Limit = Limit::code_points(64);
 fn nudge_html(text: &str, mention: &[UserRef]) -> Result<String, ChannelError> {
     let mut lead = String::new();
     let mut lead_len = 0;
-    let mut seen: Vec<i64> = Vec::new();
-    for person in mention {
-        let id: i64 = person.id.parse().map_err(|_| ChannelError::Rejected {
-            reason: format!("\"{}\" is not a Telegram user id", person.id),
-        })?;
-        if seen.contains(&id) {
-            continue;
-        }
-        seen.push(id);
+    for person in nudge::people(mention, "Telegram", |id| id.bytes().all(|byte| byte.is_ascii_digit()))? {
+        let id = &person.id;
         let name = person.display_name.trim();
         let name = MENTION_NAME.ellipsize(if name.is_empty() { &person.id } else { name });
         lead.push_str("<a href=\"tg://user?id=");
-        lead.push_str(&id.to_string());
+        lead.push_str(id);
         lead.push_str("\">");
         lead.push_str(&html(&name));
         lead.push_str("</a> ");
@@ -399,16 +393,7 @@ impl Channel for TelegramChannel {
             }
             None => (nudge.to.clone(), None),
         };
-        match self.send(&to, &html, None, reply_to).await {
-            Ok(_) => {
-                tracing::debug!(channel = %self.name, "sent a nudge");
-                Ok(())
-            }
-            Err(error) => {
-                tracing::warn!(channel = %self.name, %error, "could not send a nudge");
-                Err(error)
-            }
-        }
+        nudge::logged(&self.name, self.send(&to, &html, None, reply_to).await)
     }
 }
 
