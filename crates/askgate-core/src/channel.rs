@@ -185,6 +185,16 @@ pub struct UserRef {
     pub display_name: String,
 }
 
+impl UserRef {
+    /// The person with platform id `id`, named `display_name`.
+    pub fn new(id: impl Into<String>, display_name: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            display_name: display_name.into(),
+        }
+    }
+}
+
 /// The kind of conversation an event came from (spec §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

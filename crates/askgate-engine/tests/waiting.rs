@@ -172,6 +172,17 @@ fn asked_with(to: &str, request: AskRequest, nudges: Nudges) -> NewQuestion {
     }
 }
 
+/// An escalation to Lead `after` seconds without an answer.
+fn to_lead_after(after: u32) -> Nudges {
+    Nudges {
+        remind: None,
+        escalate: Some(vec![Escalation {
+            after,
+            to: "lead".into(),
+        }]),
+    }
+}
+
 fn remind(texts: &[&str]) -> Waiting {
     Waiting {
         nudges: Nudges {
@@ -292,13 +303,7 @@ async fn a_reminder_recorded_before_a_crash_is_not_sent_again_after_it() {
 
 #[tokio::test]
 async fn an_escalation_delivers_to_the_next_recipient_and_the_first_answer_anywhere_wins() {
-    let ladder = Nudges {
-        remind: None,
-        escalate: Some(vec![Escalation {
-            after: 20,
-            to: "lead".into(),
-        }]),
-    };
+    let ladder = to_lead_after(20);
     let world = world(Waiting::default()).await;
     let asked = world.ask(asked_with("alice", single(), ladder)).await;
     assert_eq!(world.tg.deliveries().len(), 1, "Alice's copy only, at first");
@@ -362,13 +367,7 @@ async fn an_escalation_delivers_to_the_next_recipient_and_the_first_answer_anywh
 
 #[tokio::test]
 async fn alice_may_not_answer_on_leads_copy_nor_lead_on_alices() {
-    let ladder = Nudges {
-        remind: None,
-        escalate: Some(vec![Escalation {
-            after: 20,
-            to: "lead".into(),
-        }]),
-    };
+    let ladder = to_lead_after(20);
     let world = world(Waiting::default()).await;
     let asked = world.ask(asked_with("alice", single(), ladder)).await;
     world.at(&asked, 20);

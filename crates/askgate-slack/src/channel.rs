@@ -284,10 +284,7 @@ mod tests {
     use super::*;
 
     fn person(id: &str) -> UserRef {
-        UserRef {
-            id: id.into(),
-            display_name: "Alice".into(),
-        }
+        UserRef::new(id, "Alice")
     }
 
     #[test]

@@ -402,10 +402,7 @@ mod tests {
     use super::*;
 
     fn person(id: &str, name: &str) -> UserRef {
-        UserRef {
-            id: id.into(),
-            display_name: name.into(),
-        }
+        UserRef::new(id, name)
     }
 
     #[test]

@@ -38,6 +38,7 @@ use askgate_core::channel::MessageRef;
 use async_trait::async_trait;
 use sqlx::Connection as _;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
+use sqlx::{Postgres, Transaction};
 
 use crate::row::{QuestionRow, decode_all, decode_expired, decode_id, encode, question_columns};
 use crate::schema;
@@ -133,6 +134,20 @@ impl schema::Migrating for PgConnection {
     }
 }
 
+/// The question, its row held (`FOR UPDATE`) until `tx` ends: a write to
+/// its JSON columns (surfaces, steps) reads, changes and writes them back
+/// with no other write in between.
+async fn locked(
+    tx: &mut Transaction<'static, Postgres>,
+    id: &QuestionId,
+) -> Result<Option<QuestionRecord>, StoreError> {
+    let row = sqlx::query_as::<_, QuestionRow>(select_questions!("WHERE id = $1 FOR UPDATE"))
+        .bind(id.as_str())
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.map(QuestionRow::decode).transpose()
+}
+
 #[async_trait]
 impl Store for Pg {
     /// A write to the question's surface on `channel` ([`SurfaceWrite`]),
@@ -147,11 +162,7 @@ impl Store for Pg {
         write: SurfaceWrite<'_>,
     ) -> Result<Option<QuestionRecord>, StoreError> {
         let mut tx = self.pool.begin().await?;
-        let row = sqlx::query_as::<_, QuestionRow>(select_questions!("WHERE id = $1 FOR UPDATE"))
-            .bind(id.as_str())
-            .fetch_optional(&mut *tx)
-            .await?;
-        let Some(mut record) = row.map(QuestionRow::decode).transpose()? else {
+        let Some(mut record) = locked(&mut tx, id).await? else {
             return Ok(None);
         };
         surfaces::apply(id, &mut record.surfaces, channel, &write)?;
@@ -180,11 +191,7 @@ impl Store for Pg {
     /// second sees it taken.
     async fn take_step(&self, id: &QuestionId, write: StepWrite<'_>) -> Result<Option<QuestionRecord>, StoreError> {
         let mut tx = self.pool.begin().await?;
-        let row = sqlx::query_as::<_, QuestionRow>(select_questions!("WHERE id = $1 FOR UPDATE"))
-            .bind(id.as_str())
-            .fetch_optional(&mut *tx)
-            .await?;
-        let Some(mut record) = row.map(QuestionRow::decode).transpose()? else {
+        let Some(mut record) = locked(&mut tx, id).await? else {
             return Ok(None);
         };
         if !steps::apply(&mut record, &write) {
