@@ -369,6 +369,7 @@ async fn an_escalation_to_slack_is_answered_there_and_the_telegram_copy_says_so(
 
     let resource = server.question(&asked.id).await;
     assert_eq!(resource["resolution"]["by"]["displayName"], "Lead");
+    assert_eq!(resource["answeredBy"], json!({"id": LEAD, "displayName": "Lead"}));
     assert_eq!(resource["escalations"][0]["to"], "lead");
     assert!(resource["escalations"][0]["escalatedAt"].is_string(), "{resource}");
     let deliveries: Vec<(Value, Value, Value)> = resource["deliveries"]

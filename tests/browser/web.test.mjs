@@ -357,6 +357,33 @@ async function skip(page) {
 
 // Changes come over the stream, one question at a time: a question ending
 // elsewhere turns into its summary, and Recent keeps as many as the state does.
+async function reminded(page) {
+  // A reminder one second into the wait: askgate takes it within a sweep or
+  // two, and the card hears of it over the stream.
+  const id = await ask({ questions: [DEPLOY], timeoutSeconds: 600, remind: ['1s'] });
+  const c = card(page, id);
+  await visible(c, 'the question that will be reminded');
+  const timeLeft = c.locator('[data-testid="time-left"]');
+  assert.equal(await timeLeft.evaluate((node) => node.classList.contains('reminded')), false, 'not red before the reminder');
+  const black = await timeLeft.evaluate((node) => getComputedStyle(node).color);
+  await page.waitForFunction(
+    (question) =>
+      document
+        .querySelector(`[data-testid="question-card"][data-question-id="${question}"] [data-testid="time-left"]`)
+        ?.classList.contains('reminded'),
+    id,
+    { timeout: WAIT_MS },
+  );
+  const red = await timeLeft.evaluate((node) => getComputedStyle(node).color);
+  assert.notEqual(red, black, `the countdown turned red: ${black} → ${red}`);
+  assert.equal(red, 'rgb(180, 35, 24)', 'the page\'s "bad" red');
+  await assertNoReload(page);
+  const resource = await api('GET', `/v1/questions/${id}`);
+  assert.ok(resource.json.reminders[0].sentAt, `the resource says it was sent: ${resource.text}`);
+  await option(c, 'Canary').click();
+  assert.equal((await ended(id)).status, 'answered');
+}
+
 async function endedElsewhere(page) {
   const id = await ask({ questions: [DEPLOY] });
   const c = card(page, id);
@@ -637,6 +664,7 @@ async function main() {
     const scenarios = [
       ['(a) a question ending elsewhere turns into its summary; Recent stays bounded', endedElsewhere, {}],
       ['(b) a single-select question answered by a tap', singleTap, {}],
+      ['(b2) a reminder turns the countdown red, live', reminded, {}],
       ['(c) a two-question prompt through the stepper', stepper, {}],
       ['(d) Skip gives no_answer', skip, {}],
       [

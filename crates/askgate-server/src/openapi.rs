@@ -286,6 +286,7 @@ fn schemas(max_timeout_seconds: u32) -> Value {
                 "createdAt": {"type": "string", "format": "date-time"},
                 "expiresAt": {"type": "string", "format": "date-time"},
                 "resolvedAt": {"type": ["string", "null"], "format": "date-time"},
+                "answeredBy": {"type": ["object", "null"], "description": "Who answered or skipped (the person, as their platform names them: id and displayName), whichever surface and recipient it was on — an escalation's too; null while pending or when nobody did.", "properties": {"id": {"type": "string"}, "displayName": {"type": "string"}}},
                 "progress": {"type": "object", "description": "Partial answers of a multi-question prompt."},
                 "resolution": {"type": ["object", "null"], "description": "status, reason, by {id, displayName}, via (the channel it was answered through), surface (its kind: telegram, discord, slack, web), answers by id with each item's kind (option | free_text)."},
                 "result": {"oneOf": [{"$ref": "#/components/schemas/ToolResult"}, {"type": "null"}]},

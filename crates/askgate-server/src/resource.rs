@@ -54,6 +54,7 @@ pub fn question(record: &QuestionRecord) -> Value {
         "createdAt": time(record.created_at),
         "expiresAt": time(record.expires_at),
         "resolvedAt": record.resolution.as_ref().map(|r| time(r.at)),
+        "answeredBy": record.resolution.as_ref().and_then(|r| r.by.as_ref()).map(|by| json!({"id": by.id, "displayName": by.display_name})),
         "progress": progress,
         "resolution": resolution,
         "result": tool_result(record),
