@@ -63,8 +63,10 @@ impl Engine {
         let mut current = record;
         for (index, step) in due {
             let taken = match step.kind {
+                StepKind::Remind => self.remind(&current, index, now).await,
                 StepKind::Escalate => self.escalate(&current, index, &step, now).await,
-                _ => self.remind(&current, index, now).await,
+                // Taken when it is recorded (a failure notice): never due.
+                _ => Ok(None),
             };
             match taken {
                 Ok(Some(taken)) => {

@@ -653,7 +653,7 @@ async fn a_question_sets_its_reminders_and_escalations_and_bad_ones_are_named_by
     let dir = tempfile::tempdir().unwrap();
     let fixture = fixture_in(
         dir,
-        vec![web_recipient("me", "Me"), web_recipient("lead", "Lead")],
+        vec![web_recipient("me", "Me"), on_a_chat("lead", "Lead")],
         ServerSettings {
             max_body_bytes: 4096,
             ..one_agent_one_page(TOKEN, KEY)
@@ -726,6 +726,31 @@ async fn a_question_sets_its_reminders_and_escalations_and_bad_ones_are_named_by
     assert_eq!(problem["code"], "invalid_escalation");
     assert_eq!(problem["path"], "escalate[0].after");
     assert!(problem["message"].as_str().unwrap().contains("600 s"), "{problem}");
+    // Nor to a recipient who has only the page: an escalation reaches a chat.
+    body["escalate"] = json!([{"after": "1m", "to": "me"}]);
+    let (status, refused) = send(
+        &fixture,
+        post("/v1/questions", Some(TOKEN), Some("application/json"), body.to_string()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{refused}");
+    let problem = refused["error"]["errors"].get(0).unwrap_or(&refused["error"]);
+    assert_eq!(problem["path"], "escalate[0].to");
+}
+
+/// A recipient in a chat (a Telegram chat no test here sends to): whom an
+/// escalation can reach.
+fn on_a_chat(name: &str, display_name: &str) -> askgate_engine::Recipient {
+    let destination = askgate_core::channel::Destination {
+        conversation: "42".into(),
+        thread: None,
+    };
+    askgate_engine::Recipient::on(
+        name,
+        display_name,
+        askgate_engine::RecipientSurface::new("tg", "telegram", destination, vec![]),
+        askgate_core::Locale::En,
+    )
 }
 
 /// Seconds since the epoch of an RFC 3339 time as the resource writes it
