@@ -1,0 +1,25 @@
+"""The model guidance of the ``ask_user`` tool, word for word as askgate
+publishes it (``askgate_core::guidance::TOOL_DESCRIPTION``: the MCP tool's
+description and the ``ask_user`` operation's in ``/openapi.json``). The
+framework tools of :mod:`askgate.integrations` describe themselves with it;
+a test checks it against the document a running askgate serves."""
+
+from __future__ import annotations
+
+__all__ = ["TOOL_DESCRIPTION", "TOOL_NAME"]
+
+#: The tool's name, as agents call it.
+TOOL_NAME = "ask_user"
+
+#: The tool description an agent's model reads.
+TOOL_DESCRIPTION = (
+    "Ask the user one to three structured questions and wait for their answers. "
+    "Use this only when you are truly blocked on a decision that belongs to the user: "
+    "not for routine confirmations, and not for facts you can derive from the request, "
+    "the code, or a sensible default. Prefer one question; never ask more than three. "
+    "Give each question two to four options, put the recommended option first and end "
+    'its label with " (Recommended)". Never add an "Other" option: the user can always '
+    "answer in their own words. Never use ask_user to ask whether to continue or to "
+    'confirm your own plan. If the result is {"status":"no_answer"} (the question '
+    "expired, was skipped or cancelled), continue with your best judgment."
+)
