@@ -6,7 +6,7 @@ a test checks it against the document a running askgate serves."""
 
 from __future__ import annotations
 
-__all__ = ["TOOL_DESCRIPTION", "TOOL_NAME"]
+__all__ = ["FIELD_DESCRIPTIONS", "TOOL_DESCRIPTION", "TOOL_NAME"]
 
 #: The tool's name, as agents call it.
 TOOL_NAME = "ask_user"
@@ -23,3 +23,25 @@ TOOL_DESCRIPTION = (
     'confirm your own plan. If the result is {"status":"no_answer"} (the question '
     "expired, was skipped or cancelled), continue with your best judgment."
 )
+
+#: What each field of the ``ask_user`` arguments means, in the words the
+#: model reads in every schema askgate publishes, by field path
+#: (``askgate_core::guidance::FIELD_DESCRIPTIONS``).
+FIELD_DESCRIPTIONS: dict[str, str] = {
+    "questions": "One to three questions; prefer one. Ask only what you are truly blocked on.",
+    "questions[].id": "A unique snake_case key for this question's answer, e.g. deploy_target.",
+    "questions[].header": 'A short label shown above the question (cut to 12 characters), e.g. "Deploy".',
+    "questions[].question": (
+        "The question itself, in one sentence. Put every choice the user can pick in options, not in this text."
+    ),
+    "questions[].options": (
+        "Two to four options. Put every selectable choice here; put the recommended option first and end its "
+        'label with " (Recommended)". Never add an "Other" option: the user can always answer in their own words.'
+    ),
+    "questions[].options[].label": "What the user picks; short and distinct from the others.",
+    "questions[].options[].description": "Optional: what choosing this option means, in a few words.",
+    "questions[].multiSelect": (
+        "true only when several options may be chosen together; false (the default) for a single choice."
+    ),
+    "timeoutSeconds": "How long to wait for an answer, 30 to 3600 seconds (default 900); then the result is no_answer.",
+}

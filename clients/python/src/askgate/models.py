@@ -15,6 +15,8 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from .guidance import FIELD_DESCRIPTIONS
+
 __all__ = [
     "AgentInfo",
     "AgentRecipient",
@@ -57,25 +59,18 @@ class _Response(BaseModel):
 class Option(_Request):
     """One choice of a question (``AskQuestion.options[]``)."""
 
-    label: str
-    """What the user picks; short and distinct from the others."""
-    description: str | None = None
-    """Optional: what choosing this option means, in a few words."""
+    label: str = Field(description=FIELD_DESCRIPTIONS["questions[].options[].label"])
+    description: str | None = Field(default=None, description=FIELD_DESCRIPTIONS["questions[].options[].description"])
 
 
 class AskQuestion(_Request):
     """One question of an ``ask_user`` call (schema ``AskQuestion``)."""
 
-    id: str
-    """A unique snake_case key for this question's answer, e.g. ``deploy_target``."""
-    header: str
-    """A short label shown above the question (cut to 12 characters)."""
-    question: str
-    """The question itself, in one sentence."""
-    options: list[Option]
-    """Two to four options, the recommended one first."""
-    multi_select: bool | None = None
-    """``True`` only when several options may be chosen together."""
+    id: str = Field(description=FIELD_DESCRIPTIONS["questions[].id"])
+    header: str = Field(description=FIELD_DESCRIPTIONS["questions[].header"])
+    question: str = Field(description=FIELD_DESCRIPTIONS["questions[].question"])
+    options: list[Option] = Field(description=FIELD_DESCRIPTIONS["questions[].options"])
+    multi_select: bool | None = Field(default=None, description=FIELD_DESCRIPTIONS["questions[].multiSelect"])
 
 
 class EscalationStep(_Request):

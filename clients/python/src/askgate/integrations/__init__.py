@@ -12,19 +12,20 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..guidance import FIELD_DESCRIPTIONS
 from ..models import AskQuestion
 from ..results import AskResult
 
-__all__ = ["AskUserArguments", "tool_output"]
+__all__ = ["AskUserArguments", "questions_of", "tool_output"]
 
 
 class AskUserArguments(BaseModel):
     """The arguments a model gives the ``ask_user`` tool (the contract's)."""
 
-    questions: list[AskQuestion] = Field(description="One to three questions; prefer one. Ask only what you are truly blocked on.")
+    questions: list[AskQuestion] = Field(description=FIELD_DESCRIPTIONS["questions"])
     timeoutSeconds: int | None = Field(  # noqa: N815 - the contract's name, as the model writes it
         default=None,
-        description="How long to wait for an answer, 30 to 3600 seconds (default 900); then the result is no_answer.",
+        description=FIELD_DESCRIPTIONS["timeoutSeconds"],
     )
 
 
