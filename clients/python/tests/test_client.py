@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import pytest
 from conftest import AGENT_TOKEN, SOLO_TOKEN, Askgate, deploy_question
@@ -86,9 +87,6 @@ def test_the_async_client_returns_an_answer_in_the_persons_own_words(askgate: As
             return await asyncio.wait_for(waiting, 30)
 
     assert asyncio.run(scenario()) == Answered(answers={"deploy_target": ["Canary first"]})
-
-
-
 
 
 def test_ask_get_wait_and_the_idempotency_key(askgate: Askgate) -> None:

@@ -17,8 +17,8 @@ import asyncio
 import random
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, TypeVar, Union
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import httpx
 from pydantic import BaseModel, TypeAdapter
@@ -29,17 +29,18 @@ from .results import AskResult, result_of
 
 __all__ = ["AsyncClient", "Client", "QuestionsInput"]
 
-QuestionsInput = Sequence[Union[AskQuestion, Mapping[str, Any]]]
+QuestionsInput = Sequence[AskQuestion | Mapping[str, Any]]
 """Questions as models or as the JSON objects of the ``ask_user`` contract."""
 
 _QUESTIONS = TypeAdapter(list[AskQuestion])
 _Model = TypeVar("_Model", bound=BaseModel)
+_T = TypeVar("_T")
 
 #: Statuses worth retrying: askgate restarting behind a proxy, or not saving just now.
 _RETRY_STATUSES = frozenset({502, 503, 504})
 
 
-class _Retry(Exception):
+class _RetryableError(Exception):
     """A failure worth retrying: no connection, or a 502/503/504 (``response``)."""
 
     def __init__(self, cause: str, response: httpx.Response | None = None) -> None:
@@ -107,9 +108,9 @@ class _Base:
     @staticmethod
     def _read(response: httpx.Response, model: type[_Model]) -> _Model:
         """The reply as ``model``, or the typed exception of a refusal; a
-        502/503/504 is :class:`_Retry`'d when the caller retries."""
+        502/503/504 is :class:`_RetryableError`'d when the caller retries."""
         if response.status_code in _RETRY_STATUSES:
-            raise _Retry(f"HTTP {response.status_code}", response)
+            raise _RetryableError(f"HTTP {response.status_code}", response)
         if response.status_code >= 400:
             try:
                 body = response.json()
@@ -123,9 +124,9 @@ class _Base:
         or what askgate's ``Retry-After`` asked for."""
         if after is not None:
             return min(after, 30.0)
-        return min(5.0, 0.25 * 2**attempt) * random.uniform(0.75, 1.25)
+        return min(5.0, 0.25 * 2.0**attempt) * random.uniform(0.75, 1.25)
 
-    def _refusal(self, retry: _Retry) -> AskgateError:
+    def _refusal(self, retry: _RetryableError) -> AskgateError:
         """What a call made once raises for a failure it does not retry."""
         if retry.response is not None:
             response = retry.response
@@ -176,7 +177,9 @@ class Client(_Base):
         """Closes the connections."""
         self._http.close()
 
-    def _send(self, method: str, path: str, model: type[_Model], *, timeout: float | None = None, **kwargs: Any) -> _Model:
+    def _send(
+        self, method: str, path: str, model: type[_Model], *, timeout: float | None = None, **kwargs: Any
+    ) -> _Model:
         try:
             response = self._http.request(
                 method,
@@ -186,10 +189,10 @@ class Client(_Base):
                 **kwargs,
             )
         except httpx.TransportError as error:
-            raise _Retry(f"{type(error).__name__}: {error}") from error
+            raise _RetryableError(f"{type(error).__name__}: {error}") from error
         return self._read(response, model)
 
-    def _retrying(self, call: Any) -> Any:
+    def _retrying(self, call: Callable[[], _T]) -> _T:
         """``call()`` until it does not fail in a retryable way, for up to
         ``retry_for`` seconds of failures in a row."""
         attempt = 0
@@ -197,7 +200,7 @@ class Client(_Base):
         while True:
             try:
                 return call()
-            except _Retry as retry:
+            except _RetryableError as retry:
                 now = time.monotonic()
                 failing_since = failing_since or now
                 if now - failing_since > self.retry_for:
@@ -205,11 +208,11 @@ class Client(_Base):
                 time.sleep(self._backoff(attempt, retry.after))
                 attempt += 1
 
-    def _once(self, call: Any) -> Any:
+    def _once(self, call: Callable[[], _T]) -> _T:
         """``call()`` once; a retryable failure becomes its typed error."""
         try:
             return call()
-        except _Retry as retry:
+        except _RetryableError as retry:
             raise self._refusal(retry) from retry
 
     def agent(self) -> AgentInfo:
@@ -245,7 +248,9 @@ class Client(_Base):
         until it ends."""
         params = {"wait": wait} if wait else None
         timeout = self.timeout + (wait or 0)
-        return self._once(lambda: self._send("GET", f"/v1/questions/{question_id}", Question, params=params, timeout=timeout))
+        return self._once(
+            lambda: self._send("GET", f"/v1/questions/{question_id}", Question, params=params, timeout=timeout)
+        )
 
     def wait(self, question_id: str) -> AskResult:
         """Waits until the question ends (long-polling, retrying while askgate
@@ -345,16 +350,16 @@ class AsyncClient(_Base):
                 **kwargs,
             )
         except httpx.TransportError as error:
-            raise _Retry(f"{type(error).__name__}: {error}") from error
+            raise _RetryableError(f"{type(error).__name__}: {error}") from error
         return self._read(response, model)
 
-    async def _retrying(self, call: Any) -> Any:
+    async def _retrying(self, call: Callable[[], Awaitable[_T]]) -> _T:
         attempt = 0
         failing_since: float | None = None
         while True:
             try:
                 return await call()
-            except _Retry as retry:
+            except _RetryableError as retry:
                 now = time.monotonic()
                 failing_since = failing_since or now
                 if now - failing_since > self.retry_for:
@@ -362,10 +367,10 @@ class AsyncClient(_Base):
                 await asyncio.sleep(self._backoff(attempt, retry.after))
                 attempt += 1
 
-    async def _once(self, call: Any) -> Any:
+    async def _once(self, call: Callable[[], Awaitable[_T]]) -> _T:
         try:
             return await call()
-        except _Retry as retry:
+        except _RetryableError as retry:
             raise self._refusal(retry) from retry
 
     async def agent(self) -> AgentInfo:
@@ -435,8 +440,10 @@ class AsyncClient(_Base):
     ) -> AskResult:
         """Asks and waits until the question ends: as :meth:`Client.ask_user`."""
         if to is None:
-            self._agent = self._agent or await self._retrying(lambda: self._send("GET", "/v1/agent", AgentInfo))
-            to = self._only_recipient(self._agent)
+            agent = self._agent
+            if agent is None:
+                agent = self._agent = await self._retrying(lambda: self._send("GET", "/v1/agent", AgentInfo))
+            to = self._only_recipient(agent)
         body = self._request_body(questions, to, timeout_seconds, session_id, run_id, tool_call_id, remind, escalate)
         key = idempotency_key or tool_call_id or f"askgate-py-{uuid.uuid4()}"
         question = await self._retrying(

@@ -10,7 +10,7 @@ not break an older client.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -76,7 +76,7 @@ class AskQuestion(_Request):
 class EscalationStep(_Request):
     """One step of a question's own escalation ladder."""
 
-    after: Union[str, int]
+    after: str | int
     """How long nobody answered: ``"10m"``, ``"1h30m"``, or seconds."""
     to: str
     """The recipient's name."""
@@ -147,7 +147,7 @@ class DeliveryFailedResult(_Response):
     status: Literal["delivery_failed"]
 
 
-ToolResult = Union[AnsweredResult, NoAnswerResult, DeliveryFailedResult]
+ToolResult = AnsweredResult | NoAnswerResult | DeliveryFailedResult
 """The exact tool result of an ended question (schema ``ToolResult``)."""
 
 

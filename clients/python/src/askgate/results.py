@@ -10,7 +10,7 @@ for ``match``::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from .models import Question
 
@@ -55,7 +55,7 @@ class DeliveryFailed:
         return {"status": "delivery_failed"}
 
 
-AskResult = Union[Answered, NoAnswer, DeliveryFailed]
+AskResult = Answered | NoAnswer | DeliveryFailed
 """The result of a question that ended."""
 
 

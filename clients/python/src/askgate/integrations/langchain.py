@@ -54,7 +54,7 @@ class AskUserTool(BaseTool):
 
     async def _arun(self, questions: list[Any], timeoutSeconds: int | None = None, **kwargs: Any) -> str:  # noqa: N803
         if self.async_client is None:
-            return await super()._arun(questions, timeoutSeconds=timeoutSeconds, **kwargs)
+            return str(await super()._arun(questions, timeoutSeconds=timeoutSeconds, **kwargs))
         arguments = AskUserArguments(questions=questions, timeoutSeconds=timeoutSeconds)
         result = await self.async_client.ask_user(
             questions_of(arguments), self.to, timeout_seconds=arguments.timeoutSeconds, session_id=self.session_id
