@@ -98,7 +98,10 @@ impl Venv {
             ),
             Command::new(self.bin("python"))
                 .args(["-m", "pip", "install", "--disable-pip-version-check", "--quiet", "-r"])
-                .arg(&requirements),
+                .arg(&requirements)
+                // A local path in a requirements file (`-e clients/python`)
+                // is read from the working directory: the repository's root.
+                .current_dir(repo_root()),
         );
         assert!(
             program.exists(),
