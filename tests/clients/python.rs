@@ -12,9 +12,9 @@
 //! survives a `kill -9` and restart of askgate and returns the answer given
 //! after it; cancel, skip, expiry (the 30 s minimum) and validation errors
 //! come back typed; the models and the model guidance match the served
-//! `/openapi.json`; the LangChain and OpenAI Agents tools, invoked through
-//! their frameworks' own entry points, return the answer. A run takes about
-//! 45 s, most of it the expiry.
+//! `/openapi.json`; the framework tools (`langchain-core`'s and
+//! `openai-agents`'), invoked through their frameworks' own entry points,
+//! return the answer. A run takes about 45 s, most of it the expiry.
 #![allow(
     clippy::print_stdout,
     reason = "a test's report goes to its captured stdout, shown by `--nocapture` and on failure"
