@@ -121,7 +121,9 @@ def test_to_left_out_is_the_tokens_only_recipient(askgate: Askgate) -> None:
 
 def test_a_blocking_ask_user_survives_kill_9_and_a_restart(askgate: Askgate) -> None:
     with Client(askgate.base_url, AGENT_TOKEN, poll_seconds=50) as client:
-        pool, future = in_background(lambda: client.ask_user([deploy_question()], to="me", timeout_seconds=600))
+        pool, future = in_background(
+            lambda: client.ask_user([deploy_question()], to="me", timeout_seconds=600, session_id="agent-session")
+        )
         [before] = askgate.pending_on_page()
         askgate.kill()
         askgate.start()
