@@ -19,12 +19,34 @@ use std::time::{Duration, Instant};
 use askgate_core::guidance::{FIELD_DESCRIPTIONS, TOOL_DESCRIPTION, TOOL_NAME};
 use serde_json::{Map, Value, json};
 
-use crate::support::browser::{KillOnDrop, collect, ensure_node};
+use crate::support::browser::{KillOnDrop, collect};
 use crate::support::{ASKGATE, repo_root};
 
 /// How long `npm ci` and `npm test` may each take (the suite waits 30 s for
 /// a question to expire).
 const NPM_TIMEOUT: Duration = Duration::from_mins(5);
+
+/// The oldest Node.js the client and its suite run on.
+const NODE_MAJOR: u32 = 20;
+
+/// Fails the test, saying how to install it, unless Node.js 20 or later is on the `PATH`.
+fn ensure_node() {
+    let install = "The TypeScript client's tests need Node.js 20 or later and npm. Install them with:\n    \
+                   sudo apt-get install -y nodejs npm";
+    let output = Command::new("node")
+        .arg("--version")
+        .output()
+        .unwrap_or_else(|error| panic!("could not run `node --version` ({error}). {install}"));
+    let version = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    let major = version
+        .strip_prefix('v')
+        .and_then(|rest| rest.split('.').next())
+        .and_then(|major| major.parse::<u32>().ok());
+    assert!(
+        output.status.success() && major.is_some_and(|major| major >= NODE_MAJOR),
+        "`node --version` says {version:?}. {install}"
+    );
+}
 
 /// The guidance the client must carry, as its suite reads it from `ASKGATE_GUIDANCE`.
 fn guidance() -> String {
