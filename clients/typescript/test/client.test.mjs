@@ -65,6 +65,12 @@ test("askUser returns the answers given on the web page, typed", async () => {
   assert.deepEqual(await client.wait(id), result);
 });
 
+test("agent names the token and the recipients it may ask", async () => {
+  const agent = await client.agent();
+  assert.equal(agent.name, "one");
+  assert.deepEqual(agent.recipients, [{ name: RECIPIENT, displayName: "Me" }]);
+});
+
 test("ask does not wait; wait picks the answer up", async () => {
   const question = await client.ask([DEPLOY], { to: RECIPIENT, timeoutSeconds: 600 });
   assert.equal(question.status, "pending");

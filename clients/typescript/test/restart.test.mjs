@@ -62,6 +62,51 @@ test("askUser survives kill -9 and a restart of askgate, and returns the answer 
   assert.ok(attempts.some((a) => a.outcome === "failed"));
 });
 
+test("a reply lost after askgate accepted the question is retried with the same key: one question", async () => {
+  // The first POST reaches askgate, which stores the question, but its reply
+  // never reaches the client (as when the connection drops at that moment).
+  let posts = 0;
+  const lossy = async (url, init) => {
+    const response = await fetch(url, init);
+    if (init?.method === "POST" && String(url).endsWith("/v1/questions") && posts++ === 0) {
+      await response.text();
+      throw new TypeError("fetch failed", { cause: new Error("the reply was lost") });
+    }
+    return response;
+  };
+  const client = new Client({ baseUrl: askgate.baseUrl, token: AGENT_TOKEN, pollSeconds: 5, fetch: lossy });
+  const asked = client.askUser([DEPLOY], { to: RECIPIENT, timeoutSeconds: 600 });
+  const id = await askgate.firstShown();
+  await askgate.answer(id, { deploy_target: { options: [0] } });
+  assert.deepEqual(await asked, {
+    status: "answered",
+    answers: { deploy_target: ["Staging (Recommended)"] },
+    questionId: id,
+  });
+  assert.equal(posts, 2, "the client did not retry the POST");
+  assert.deepEqual(await askgate.pendingIds(), [], "the retry asked a second question");
+  const state = await askgate.page("GET", "state");
+  assert.equal(state.pendingCount, 0);
+});
+
+test("askUser called while askgate is down asks once it is back", async () => {
+  await askgate.kill();
+  let refused = 0;
+  const counting = (url, init) =>
+    fetch(url, init).catch((error) => {
+      refused += 1;
+      throw error;
+    });
+  const client = new Client({ baseUrl: askgate.baseUrl, token: AGENT_TOKEN, pollSeconds: 5, fetch: counting });
+  const asked = client.askUser([DEPLOY], { to: RECIPIENT, timeoutSeconds: 600 });
+  // The client has found askgate down, and keeps trying.
+  await until(() => refused >= 2);
+  await askgate.run();
+  const id = await askgate.firstShown();
+  await askgate.skip(id);
+  assert.deepEqual(await asked, { status: "no_answer", reason: "skipped", questionId: id });
+});
+
 async function until(probe, ms = 20_000) {
   const deadline = Date.now() + ms;
   while (!probe()) {
