@@ -6,3 +6,4 @@
 mod support;
 
 mod python;
+mod typescript;
