@@ -99,15 +99,15 @@ pub(crate) struct QuestionFields {
 
 /// Reads a question request: the `ask_user` arguments at the top level plus
 /// the fields of askgate's envelope named in `envelope` (any other field is
-/// reported as unknown, the way `validate` reports it). `to` is required
-/// when `to_required`. `timeoutSeconds` is clamped to the contract's hour,
+/// reported as unknown, the way `validate` reports it). `to` may be absent:
+/// the caller then picks the token's one recipient ([`default_recipient`]).
+/// `timeoutSeconds` is clamped to the contract's hour,
 /// or with `max_timeout` (the non-blocking call's) kept up to it and
 /// refused beyond. Every problem goes into `errors`; `Err` only when the
 /// body is not an object at all.
 pub(crate) fn read_question(
     body: Value,
     envelope: &[&str],
-    to_required: bool,
     max_timeout: Option<u32>,
     errors: &mut Vec<ValidationError>,
 ) -> Result<QuestionFields, ApiError> {
@@ -124,7 +124,7 @@ pub(crate) fn read_question(
             present.insert((*name).to_owned(), value);
         }
     }
-    let mut text = |name: &str, required: bool| -> Option<String> {
+    let mut text = |name: &str| -> Option<String> {
         match present.get(name) {
             // Refused on both stores alike: PostgreSQL cannot keep it in text.
             Some(Value::String(text)) if text.contains('\0') => {
@@ -132,15 +132,7 @@ pub(crate) fn read_question(
                 None
             }
             Some(Value::String(text)) if !text.trim().is_empty() => Some(text.trim().to_owned()),
-            None | Some(Value::Null) if !required => None,
-            None | Some(Value::Null) => {
-                errors.push(error(
-                    ErrorCode::MissingField,
-                    name,
-                    format!("\"{name}\" is required: the recipient's name."),
-                ));
-                None
-            }
+            None | Some(Value::Null) => None,
             Some(_) => {
                 errors.push(error(
                     ErrorCode::InvalidType,
@@ -151,10 +143,10 @@ pub(crate) fn read_question(
             }
         }
     };
-    let to = text("to", to_required);
-    let session_id = text("sessionId", false);
-    let run_id = text("runId", false);
-    let tool_call_id = text("toolCallId", false);
+    let to = text("to");
+    let session_id = text("sessionId");
+    let run_id = text("runId");
+    let tool_call_id = text("toolCallId");
     let session_kind = match present.get("sessionKind") {
         None | Some(Value::Null) => SessionKind::Main,
         Some(Value::String(kind)) if kind == "main" => SessionKind::Main,
@@ -224,7 +216,6 @@ fn new_question(
     } = read_question(
         body,
         &ENVELOPE_FIELDS,
-        false,
         (limit == TimeoutLimit::UpToAgentLimit).then_some(agent.max_timeout_seconds),
         &mut errors,
     )?;
@@ -288,7 +279,7 @@ const MAX_LISTED_NAMES_CHARS: usize = 240;
 
 /// `names` as an error lists them: quoted, the first [`MAX_LISTED_NAMES`]
 /// (fewer when they are long), then "and N more".
-pub(crate) fn listed_names(names: &[String]) -> String {
+fn listed_names(names: &[String]) -> String {
     let mut listed = Vec::new();
     let mut chars = 0;
     for name in names.iter().take(MAX_LISTED_NAMES) {

@@ -135,7 +135,7 @@ impl McpServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<Status, BackendError> {
         let mut errors = Vec::new();
-        let fields = api::read_question(Value::Object(arguments), &ENVELOPE, false, None, &mut errors)?;
+        let fields = api::read_question(Value::Object(arguments), &ENVELOPE, None, &mut errors)?;
         let to = match fields.to {
             Some(to) => Some(to),
             None => api::default_recipient(&self.backend.recipients(caller).await?, &mut errors),
