@@ -201,7 +201,7 @@ fn question_request() -> Value {
         "required": ["questions"],
         "additionalProperties": false,
         "properties": {
-            "to": {"type": "string", "pattern": NOT_BLANK, "description": "The recipient's name in askgate's configuration. Leave it out when this agent token may ask exactly one recipient; otherwise it is required (422 missing_field at \"to\", naming the recipients the token may ask)."},
+            "to": {"type": ["string", "null"], "pattern": NOT_BLANK, "description": "The recipient's name in askgate's configuration. Leave it out (or null) when this agent token may ask exactly one recipient; otherwise it is required (422 missing_field at \"to\", naming the recipients the token may ask)."},
             "sessionId": {"type": ["string", "null"], "pattern": ID_TEXT, "description": "The agent session; one pending question per session."},
             "runId": {"type": ["string", "null"], "pattern": ID_TEXT, "description": "The agent run; aborting it cancels its questions."},
             "sessionKind": {"type": ["string", "null"], "enum": ["main", "subagent", null], "default": "main"},

@@ -782,6 +782,12 @@ async fn many_recipients() -> Fixture {
     fixture_in(dir, recipients, settings).await
 }
 
+async fn document_of(fixture: &Fixture) -> Value {
+    send(fixture, Request::get("/openapi.json").body(Body::empty()).unwrap())
+        .await
+        .1
+}
+
 fn without_to() -> Value {
     let mut body: Value = serde_json::from_str(&ask_body()).unwrap();
     body.as_object_mut().unwrap().remove("to");
@@ -798,6 +804,13 @@ async fn to_may_be_left_out_when_the_token_may_ask_one_recipient() {
     let (status, body) = send(&fixture, json_request("/v1/questions", ONLY_ME, &without_to())).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     assert_eq!(body["to"], "me", "{body}");
+    // A null `to` is one left out, as the document says.
+    let mut null = without_to();
+    null["to"] = Value::Null;
+    let (status, body) = send(&fixture, json_request("/v1/questions", ONLY_ME, &null)).await;
+    assert_eq!((status, &body["to"]), (StatusCode::CREATED, &json!("me")), "{body}");
+    let to = &document_of(&fixture).await["components"]["schemas"]["QuestionRequest"]["properties"]["to"];
+    assert_eq!(to["type"], json!(["string", "null"]), "{to}");
 
     // The blocking call too: its response starts, naming the question.
     let response = fixture
@@ -817,7 +830,7 @@ async fn to_may_be_left_out_when_the_token_may_ask_one_recipient() {
     assert_eq!((status, &resource["to"]), (StatusCode::OK, &json!("me")), "{resource}");
 
     // The document no longer requires it.
-    let (_, document) = send(&fixture, Request::get("/openapi.json").body(Body::empty()).unwrap()).await;
+    let document = document_of(&fixture).await;
     let required = &document["components"]["schemas"]["QuestionRequest"]["required"];
     assert_eq!(required, &json!(["questions"]), "{required}");
 }
