@@ -4,14 +4,17 @@
 //! attempt; a keyed `/v1/ask` whose connection dropped keeps its question for
 //! a grace period, long enough for the retry to re-attach; the caps on
 //! pending questions answer 429; an answer in one's own words longer than
-//! askgate takes is refused with a sentence.
+//! askgate takes is refused with a sentence. And `askgate ask`, a script's
+//! way to ask: its exit code says how the question ended (0 answered, 3 no
+//! answer, 4 delivery failed in `tests/telegram.rs`, 1 refused or
+//! unreachable, 2 usage), with the token from a file and `to` left out.
 
 mod support;
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{AGENT_TOKEN, ME_KEY, Server};
+use support::{AGENT_TOKEN, AskEnded, LIMITED_TOKEN, ME_KEY, Server, ask_command};
 
 fn deploy(to: &str) -> Value {
     json!({
@@ -178,4 +181,139 @@ async fn the_caps_on_pending_questions_answer_429_and_free_text_has_a_limit() {
         .post_json("/v1/questions", Some(AGENT_TOKEN), &deploy("me"))
         .await;
     assert_eq!(status, 201, "{body}");
+}
+
+/// How long `askgate ask` may take to exit once its question has ended.
+const PROMPTLY: Duration = Duration::from_secs(10);
+
+/// The deploy question without a recipient, in a prompt file in `server`'s
+/// directory.
+fn prompt_file(server: &Server) -> std::path::PathBuf {
+    let mut prompt = deploy("me");
+    prompt.as_object_mut().expect("an object").remove("to");
+    let path = server.data_dir().join("prompt.json");
+    std::fs::write(&path, prompt.to_string()).expect("the prompt file is written");
+    path
+}
+
+fn id_of(resource: &Value) -> String {
+    resource["id"].as_str().expect("the resource has an id").to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ask_command_exits_0_with_the_answer_for_the_tokens_one_recipient() {
+    let server = Server::start();
+    let prompt = prompt_file(&server);
+    // The token in a file, with the newline an editor leaves; no --to: the
+    // limited agent may ask only `me`.
+    let token_file = server.data_dir().join("token");
+    std::fs::write(&token_file, format!("{LIMITED_TOKEN}\n")).unwrap();
+    let command = ask_command(server.base(), &["--token-file", token_file.to_str().unwrap()], &prompt);
+
+    let pending = server.pending_on_page(ME_KEY, 1).await;
+    let id = id_of(&pending[0]);
+    let (status, _) = server.web_choose(ME_KEY, &id, "deploy_target", 0).await;
+    assert_eq!(status, 200);
+
+    let ended = AskEnded::of(command, PROMPTLY).await;
+    assert_eq!(
+        ended.json_with_code(0),
+        json!({"status": "answered", "answers": {"answers": {"deploy_target": ["Staging (Recommended)"]}}})
+    );
+    // stderr says what it did: whom it asked and the question's id.
+    assert!(ended.stderr.contains(&format!("asked me (question {id})")), "{ended:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ask_command_exits_3_when_the_question_is_skipped_or_cancelled() {
+    let server = Server::start();
+    let prompt = prompt_file(&server);
+    for cancelled in [false, true] {
+        let command = ask_command(server.base(), &["--token", AGENT_TOKEN, "--to", "me"], &prompt);
+        let id = id_of(&server.pending_on_page(ME_KEY, 1).await[0]);
+        let status = if cancelled {
+            server
+                .post_empty(&format!("/v1/questions/{id}/cancel"), Some(AGENT_TOKEN))
+                .await
+                .0
+        } else {
+            server.web_skip(ME_KEY, &id).await.0
+        };
+        assert_eq!(status, 200);
+        let ended = AskEnded::of(command, PROMPTLY).await;
+        assert_eq!(
+            ended.json_with_code(3),
+            json!({"status": "no_answer"}),
+            "cancelled: {cancelled}"
+        );
+        assert_eq!(server.web_state(ME_KEY).await["pending"], json!([]));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ask_command_exits_1_when_refused_or_unreachable_and_2_on_a_wrong_command_line() {
+    let server = Server::start();
+    let prompt = prompt_file(&server);
+
+    // Agent `one` may ask `me` and `other`: `to` cannot be left out.
+    let ended = AskEnded::of(ask_command(server.base(), &["--token", AGENT_TOKEN], &prompt), PROMPTLY).await;
+    let error = &ended.json_with_code(1)["error"];
+    assert_eq!(
+        (&error["code"], &error["path"]),
+        (&json!("missing_field"), &json!("to")),
+        "{ended:?}"
+    );
+    assert!(ended.stderr.contains("may ask \"me\", \"other\"."), "{ended:?}");
+
+    // A mistyped name: the error names the right ones.
+    let args = ["--token", AGENT_TOKEN, "--to", "mee"];
+    let ended = AskEnded::of(ask_command(server.base(), &args, &prompt), PROMPTLY).await;
+    assert_eq!(
+        ended.json_with_code(1)["error"]["code"],
+        "unknown_recipient",
+        "{ended:?}"
+    );
+    assert!(
+        ended
+            .stderr
+            .contains("(422 Unprocessable Entity, unknown_recipient): No recipient named \"mee\""),
+        "{ended:?}"
+    );
+    assert!(ended.stderr.contains("may ask \"me\", \"other\"."), "{ended:?}");
+    // None of them asked anything.
+    assert_eq!(server.web_state(ME_KEY).await["pending"], json!([]));
+
+    // Nothing listens there.
+    let closed = {
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port())
+    };
+    let ended = AskEnded::of(ask_command(&closed, &["--token", AGENT_TOKEN], &prompt), PROMPTLY).await;
+    assert_eq!(ended.code, Some(1), "{ended:?}");
+    assert_eq!(ended.stdout, "", "{ended:?}");
+    assert_eq!(
+        ended.stderr,
+        format!("askgate: could not connect — is `askgate serve` running at {closed}?\n")
+    );
+
+    // A token on the command line and in a file; a file that cannot be read.
+    let token_file = server.data_dir().join("token");
+    std::fs::write(&token_file, AGENT_TOKEN).unwrap();
+    let token_path = token_file.to_str().unwrap();
+    let both = ["--token", AGENT_TOKEN, "--token-file", token_path];
+    let ended = AskEnded::of(ask_command(server.base(), &both, &prompt), PROMPTLY).await;
+    assert_eq!(ended.code, Some(2), "{ended:?}");
+    assert!(ended.stderr.contains("--token-file"), "{ended:?}");
+    let missing = server.data_dir().join("no-such-token");
+    let args = ["--token-file", missing.to_str().unwrap()];
+    let ended = AskEnded::of(ask_command(server.base(), &args, &prompt), PROMPTLY).await;
+    assert_eq!(ended.code, Some(2), "{ended:?}");
+    assert!(
+        ended.stderr.starts_with(&format!(
+            "askgate: could not read the token file {}: ",
+            missing.display()
+        )),
+        "{ended:?}"
+    );
+    assert_eq!(server.web_state(ME_KEY).await["pending"], json!([]));
 }

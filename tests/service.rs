@@ -1,8 +1,8 @@
 //! askgate's service, end to end: the real `askgate serve` binary on a
 //! loopback port (`tests/support`), driven over HTTP as an agent (the `/v1`
 //! API) and as the person answering (the web page's API), killed, stopped
-//! and restarted on the same data directory; and the `check-config` and
-//! `ask` commands against it.
+//! and restarted on the same data directory; and the `check-config` command
+//! against it (`askgate ask` is in `tests/agent_retries.rs`).
 
 mod support;
 
@@ -1074,53 +1074,6 @@ fn check_config_reports_an_unknown_key_together_with_the_other_problems() {
             "agents.one.token",
             "agents.short.token",
         ],
-    );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_ask_command_prints_the_tool_result() {
-    let server = Server::start();
-    let prompt = server.data_dir().join("prompt.json");
-    std::fs::write(&prompt, deploy_prompt().to_string()).expect("written");
-    let command = tokio::process::Command::new(ASKGATE)
-        .args(["ask", "--server", server.base(), "--token", AGENT_TOKEN, "--to", "me"])
-        .arg(&prompt)
-        .env_remove("ASKGATE_URL")
-        .env_remove("ASKGATE_TOKEN")
-        .env("NO_PROXY", "127.0.0.1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("askgate ask starts");
-
-    let pending = server.pending_on_page(ME_KEY, 1).await;
-    let id = id_of(&pending[0]);
-    let (status, _) = server.web_choose(ME_KEY, &id, "deploy_target", 0).await;
-    assert_eq!(status, 200);
-
-    let output = tokio::time::timeout(PROMPTLY, command.wait_with_output())
-        .await
-        .expect("askgate ask ends once the question is answered")
-        .expect("askgate ask runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let printed: Value = serde_json::from_str(&stdout).expect("askgate ask prints JSON");
-    assert_eq!(
-        printed,
-        json!({"status": "answered", "answers": {"answers": {"deploy_target": ["Staging (Recommended)"]}}})
-    );
-    // stderr says what it did: whom it asked and the question's id.
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains(&format!("asked me (question {id})")),
-        "askgate ask says what it is doing on stderr: {stderr}"
     );
 }
 

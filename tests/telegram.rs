@@ -709,6 +709,20 @@ async fn a_refused_chat_is_delivery_failed_at_once_with_the_reason() {
     }
 }
 
+/// `askgate ask` to a recipient Telegram refuses exits 4, the result on stdout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)] // The fake must answer while the command runs.
+async fn the_ask_command_exits_4_when_delivery_fails() {
+    let tg = Telegram::start(Mode::Polling).await;
+    tg.fake
+        .fail_next("sendMessage", Failure::BadRequest("Bad Request: chat not found".into()));
+    let prompt = tg.server.data_dir().join("prompt.json");
+    std::fs::write(&prompt, deploy("alice").to_string()).unwrap();
+    let command = support::ask_command(tg.server.base(), &["--token", AGENT_TOKEN], &prompt);
+    let ended = support::AskEnded::of(command, PATIENCE).await;
+    assert_eq!(ended.json_with_code(4), json!({"status": "delivery_failed"}));
+    assert!(ended.stderr.contains("asked alice (question "), "{ended:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)] // The fake must answer while the command runs.
 async fn a_wrong_bot_token_fails_check_config_and_leaves_the_channel_refused_without_showing_it() {
     let fake = FakeTelegram::start().await;

@@ -849,3 +849,50 @@ impl Server {
         )
     }
 }
+
+/// `askgate ask` as a script runs it: `args` then the prompt file `prompt`,
+/// against `base`, with no `ASKGATE_*` variables of the test's environment.
+pub(crate) fn ask_command(base: &str, args: &[&str], prompt: &Path) -> tokio::process::Child {
+    tokio::process::Command::new(ASKGATE)
+        .args(["ask", "--server", base])
+        .args(args)
+        .arg(prompt)
+        .env_remove("ASKGATE_URL")
+        .env_remove("ASKGATE_TOKEN")
+        .env("NO_PROXY", "127.0.0.1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("askgate ask starts")
+}
+
+/// How an `askgate ask` ended: its exit code, stdout and stderr.
+#[derive(Debug)]
+pub(crate) struct AskEnded {
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+impl AskEnded {
+    /// Waits (within `within`) for `command` to exit.
+    pub(crate) async fn of(command: tokio::process::Child, within: Duration) -> Self {
+        let output = tokio::time::timeout(within, command.wait_with_output())
+            .await
+            .unwrap_or_else(|_| panic!("askgate ask did not end within {within:?}"))
+            .expect("askgate ask runs");
+        Self {
+            code: output.status.code(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    /// stdout as JSON, after checking the exit code is `code`.
+    pub(crate) fn json_with_code(&self, code: i32) -> Value {
+        assert_eq!(self.code, Some(code), "{self:?}");
+        serde_json::from_str(&self.stdout).unwrap_or_else(|error| panic!("stdout is not JSON ({error}): {self:?}"))
+    }
+}

@@ -99,15 +99,15 @@ pub(crate) struct QuestionFields {
 
 /// Reads a question request: the `ask_user` arguments at the top level plus
 /// the fields of askgate's envelope named in `envelope` (any other field is
-/// reported as unknown, the way `validate` reports it). `to` is required
-/// when `to_required`. `timeoutSeconds` is clamped to the contract's hour,
+/// reported as unknown, the way `validate` reports it). `to` may be absent:
+/// the caller then picks the token's one recipient ([`default_recipient`]).
+/// `timeoutSeconds` is clamped to the contract's hour,
 /// or with `max_timeout` (the non-blocking call's) kept up to it and
 /// refused beyond. Every problem goes into `errors`; `Err` only when the
 /// body is not an object at all.
 pub(crate) fn read_question(
     body: Value,
     envelope: &[&str],
-    to_required: bool,
     max_timeout: Option<u32>,
     errors: &mut Vec<ValidationError>,
 ) -> Result<QuestionFields, ApiError> {
@@ -124,7 +124,7 @@ pub(crate) fn read_question(
             present.insert((*name).to_owned(), value);
         }
     }
-    let mut text = |name: &str, required: bool| -> Option<String> {
+    let mut text = |name: &str| -> Option<String> {
         match present.get(name) {
             // Refused on both stores alike: PostgreSQL cannot keep it in text.
             Some(Value::String(text)) if text.contains('\0') => {
@@ -132,15 +132,7 @@ pub(crate) fn read_question(
                 None
             }
             Some(Value::String(text)) if !text.trim().is_empty() => Some(text.trim().to_owned()),
-            None | Some(Value::Null) if !required => None,
-            None | Some(Value::Null) => {
-                errors.push(error(
-                    ErrorCode::MissingField,
-                    name,
-                    format!("\"{name}\" is required: the recipient's name."),
-                ));
-                None
-            }
+            None | Some(Value::Null) => None,
             Some(_) => {
                 errors.push(error(
                     ErrorCode::InvalidType,
@@ -151,10 +143,10 @@ pub(crate) fn read_question(
             }
         }
     };
-    let to = text("to", to_required);
-    let session_id = text("sessionId", false);
-    let run_id = text("runId", false);
-    let tool_call_id = text("toolCallId", false);
+    let to = text("to");
+    let session_id = text("sessionId");
+    let run_id = text("runId");
+    let tool_call_id = text("toolCallId");
     let session_kind = match present.get("sessionKind") {
         None | Some(Value::Null) => SessionKind::Main,
         Some(Value::String(kind)) if kind == "main" => SessionKind::Main,
@@ -205,7 +197,13 @@ enum TimeoutLimit {
 /// `ask_user` arguments at the top level plus askgate's envelope, and the
 /// `Idempotency-Key` header (else the body's `toolCallId`). Every problem of
 /// both is reported together.
-fn new_question(agent: &Agent, headers: &HeaderMap, body: Value, limit: TimeoutLimit) -> Result<NewQuestion, ApiError> {
+fn new_question(
+    engine: &Engine,
+    agent: &Agent,
+    headers: &HeaderMap,
+    body: Value,
+    limit: TimeoutLimit,
+) -> Result<NewQuestion, ApiError> {
     let mut errors = Vec::new();
     let QuestionFields {
         to,
@@ -218,10 +216,11 @@ fn new_question(agent: &Agent, headers: &HeaderMap, body: Value, limit: TimeoutL
     } = read_question(
         body,
         &ENVELOPE_FIELDS,
-        true,
         (limit == TimeoutLimit::UpToAgentLimit).then_some(agent.max_timeout_seconds),
         &mut errors,
     )?;
+    // Left out, `to` is the one recipient this token may ask (as in MCP).
+    let to = to.or_else(|| default_recipient(&askable(engine, agent), &mut errors));
     // The body's key is checked even when the header's is the one used:
     // the document refuses a bad `toolCallId` either way (found by schemathesis).
     let body_key = key_from(tool_call_id.as_deref(), "toolCallId", &mut errors);
@@ -245,7 +244,7 @@ fn new_question(agent: &Agent, headers: &HeaderMap, body: Value, limit: TimeoutL
             "The request is not valid.",
         ));
     };
-    agent.check_recipient(&to)?;
+    check_to(engine, agent, &to)?;
     Ok(NewQuestion {
         agent: agent.name.clone(),
         to,
@@ -268,6 +267,94 @@ pub(crate) fn askable(engine: &Engine, agent: &Agent) -> Vec<String> {
         .collect();
     names.sort();
     names
+}
+
+/// The most recipient names an error lists; past them it says how many more.
+const MAX_LISTED_NAMES: usize = 20;
+
+/// The most characters the listed names take in an error, so that the
+/// sentence stays whole within an error's bound (names are configuration
+/// keys, of any length).
+const MAX_LISTED_NAMES_CHARS: usize = 240;
+
+/// `names` as an error lists them: quoted, the first [`MAX_LISTED_NAMES`]
+/// (fewer when they are long), then "and N more".
+fn listed_names(names: &[String]) -> String {
+    let mut listed = Vec::new();
+    let mut chars = 0;
+    for name in names.iter().take(MAX_LISTED_NAMES) {
+        let quoted = format!("\"{}\"", askgate_core::text::excerpt(name));
+        chars += quoted.chars().count() + 2;
+        if chars > MAX_LISTED_NAMES_CHARS && !listed.is_empty() {
+            break;
+        }
+        listed.push(quoted);
+    }
+    let more = names.len() - listed.len();
+    let listed = listed.join(", ");
+    if more == 0 {
+        listed
+    } else {
+        format!("{listed} and {more} more")
+    }
+}
+
+/// The subject of the sentences about whom a token may ask.
+const TOKEN: &str = "this agent token";
+
+/// Whom `who` (the agent token) may ask, as a clause: the names listed.
+fn may_ask(who: &str, names: &[String]) -> String {
+    if names.is_empty() {
+        format!("{who} may ask no configured recipient")
+    } else {
+        format!("{who} may ask {}", listed_names(names))
+    }
+}
+
+/// The recipient when a request names none: the only one the token may
+/// ask; otherwise a problem at `to` listing the names it may ask.
+pub(crate) fn default_recipient(askable: &[String], errors: &mut Vec<ValidationError>) -> Option<String> {
+    if let [only] = askable {
+        return Some(only.clone());
+    }
+    let message = if askable.is_empty() {
+        format!("\"to\" is required, and {}.", may_ask(TOKEN, askable))
+    } else {
+        format!(
+            "\"to\" is required when an agent token may ask several recipients; {}.",
+            may_ask(TOKEN, askable)
+        )
+    };
+    errors.push(error(ErrorCode::MissingField, "to", message));
+    None
+}
+
+/// Whether `agent` may ask `to`, a configured recipient: `403
+/// recipient_not_allowed` or `422 unknown_recipient` otherwise, each
+/// listing the names it may ask (configuration keys, not secrets), so that
+/// a mistyped name is put right from the error alone.
+pub(crate) fn check_to(engine: &Engine, agent: &Agent, to: &str) -> Result<(), ApiError> {
+    if let Err(mut refused) = agent.check_recipient(to) {
+        refused.message = format!(
+            "{}; {}.",
+            refused.message.trim_end_matches('.'),
+            may_ask("it", &askable(engine, agent))
+        );
+        return Err(refused);
+    }
+    if engine.recipient(to).is_none() {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unknown_recipient",
+            format!(
+                "No recipient named \"{}\" is configured; {}.",
+                askgate_core::text::excerpt(to),
+                may_ask(TOKEN, &askable(engine, agent))
+            ),
+        )
+        .at("to"));
+    }
+    Ok(())
 }
 
 /// `GET /v1/agent`: what this agent token is: its name, who it may ask
@@ -325,8 +412,8 @@ pub(crate) async fn create_question(
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Response, ApiError> {
     let wait = query.duration()?;
-    let question = new_question(&agent, &headers, body, TimeoutLimit::UpToAgentLimit)?;
     let engine = &state.0.engine;
+    let question = new_question(engine, &agent, &headers, body, TimeoutLimit::UpToAgentLimit)?;
     let Accepted { record, replayed } = engine.ask_with(question).await?;
     let record = if wait.is_zero() {
         record
@@ -454,7 +541,7 @@ pub(crate) async fn ask(
     headers: HeaderMap,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Response, ApiError> {
-    let question = new_question(&agent, &headers, body, TimeoutLimit::Contract)?;
+    let question = new_question(&state.0.engine, &agent, &headers, body, TimeoutLimit::Contract)?;
     let keyed = question.idempotency_key.is_some();
     let engine = state.0.engine.clone();
     let Accepted { record, replayed } = engine.ask_with(question).await?;

@@ -116,7 +116,7 @@ pub fn document_for(max_timeout_seconds: u32) -> Value {
                 "409": error_response("question_pending: the session already waits for an answer."),
                 "413": error_response("payload_too_large."),
                 "415": error_response("unsupported_media_type: send application/json."),
-                "422": error_response("Validation failed: every problem with its code and JSON path (spec §2); idempotency_key_reused."),
+                "422": error_response("Validation failed: every problem with its code and JSON path (spec §2); unknown_recipient (naming the recipients the token may ask); idempotency_key_reused."),
                 "429": error_response("too_many_pending: the agent or the recipient has as many pending questions as [limits] allows."),
                 "503": error_response("store_unavailable: askgate could not save (a full disk, a locked or replaced database); nothing changed, retry after Retry-After seconds.")
             }
@@ -198,10 +198,10 @@ fn error_response(description: &str) -> Value {
 fn question_request() -> Value {
     json!({
         "type": "object",
-        "required": ["to", "questions"],
+        "required": ["questions"],
         "additionalProperties": false,
         "properties": {
-            "to": {"type": "string", "pattern": NOT_BLANK, "description": "The recipient's name in askgate's configuration."},
+            "to": {"type": ["string", "null"], "pattern": NOT_BLANK, "description": "The recipient's name in askgate's configuration. Leave it out (or null) when this agent token may ask exactly one recipient; otherwise it is required (422 missing_field at \"to\", naming the recipients the token may ask)."},
             "sessionId": {"type": ["string", "null"], "pattern": ID_TEXT, "description": "The agent session; one pending question per session."},
             "runId": {"type": ["string", "null"], "pattern": ID_TEXT, "description": "The agent run; aborting it cancels its questions."},
             "sessionKind": {"type": ["string", "null"], "enum": ["main", "subagent", null], "default": "main"},

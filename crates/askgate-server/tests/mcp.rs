@@ -475,7 +475,10 @@ async fn without_to_the_only_recipient_the_token_may_ask_is_asked_else_the_choic
     let result = call_bounded(&client, call("ask_user", deploy_question())).await;
     assert_eq!(result.is_error, Some(true));
     assert!(
-        text(&result, 0).contains("missing_field at to: \"to\" is required here: name one of me, you."),
+        text(&result, 0).contains(
+            "missing_field at to: \"to\" is required when an agent token may ask several recipients; \
+             this agent token may ask \"me\", \"you\"."
+        ),
         "{}",
         text(&result, 0)
     );

@@ -759,3 +759,161 @@ fn epoch_seconds(value: &Value) -> i64 {
     let time = humantime::parse_rfc3339(value.as_str().unwrap()).unwrap();
     i64::try_from(time.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()).unwrap()
 }
+
+const ONLY_ME: &str = "router-test-only-me-0123456789abcdefghij";
+const NOBODY: &str = "router-test-nobody-0123456789abcdefghijk";
+
+/// `me` and 24 more recipients, agent `one` (`TOKEN`, everybody), agent
+/// `only_me` (`ONLY_ME`), and agent `ghost` (`NOBODY`), allowed only a
+/// recipient that is not configured.
+async fn many_recipients() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let limited = |name: &str, token: &str, allowed: &str| askgate_server::AgentToken {
+        name: name.into(),
+        token: token.into(),
+        allowed: askgate_server::Allowed::Only(vec![allowed.into()]),
+        max_timeout_seconds: askgate_core::request::MAX_TIMEOUT_SECONDS,
+    };
+    let mut settings = one_agent_one_page(TOKEN, KEY);
+    settings.agents.push(limited("only_me", ONLY_ME, "me"));
+    settings.agents.push(limited("ghost", NOBODY, "gone"));
+    let mut recipients = vec![web_recipient("me", "Me")];
+    recipients.extend((1..=24).map(|n| web_recipient(&format!("r{n:02}"), "R")));
+    fixture_in(dir, recipients, settings).await
+}
+
+async fn document_of(fixture: &Fixture) -> Value {
+    send(fixture, Request::get("/openapi.json").body(Body::empty()).unwrap())
+        .await
+        .1
+}
+
+fn without_to() -> Value {
+    let mut body: Value = serde_json::from_str(&ask_body()).unwrap();
+    body.as_object_mut().unwrap().remove("to");
+    body
+}
+
+fn json_request(path: &str, token: &str, body: &Value) -> Request<Body> {
+    post(path, Some(token), Some("application/json"), body.to_string())
+}
+
+#[tokio::test]
+async fn to_may_be_left_out_when_the_token_may_ask_one_recipient() {
+    let fixture = many_recipients().await;
+    let (status, body) = send(&fixture, json_request("/v1/questions", ONLY_ME, &without_to())).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["to"], "me", "{body}");
+    // A null `to` is one left out, as the document says.
+    let mut null = without_to();
+    null["to"] = Value::Null;
+    let (status, body) = send(&fixture, json_request("/v1/questions", ONLY_ME, &null)).await;
+    assert_eq!((status, &body["to"]), (StatusCode::CREATED, &json!("me")), "{body}");
+    let to = &document_of(&fixture).await["components"]["schemas"]["QuestionRequest"]["properties"]["to"];
+    assert_eq!(to["type"], json!(["string", "null"]), "{to}");
+
+    // The blocking call too: its response starts, naming the question.
+    let response = fixture
+        .router
+        .clone()
+        .oneshot(json_request("/v1/ask", ONLY_ME, &without_to()))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let id = response.headers()["askgate-question-id"].to_str().unwrap().to_owned();
+    drop(response);
+    let request = Request::get(format!("/v1/questions/{id}"))
+        .header(header::AUTHORIZATION, format!("Bearer {ONLY_ME}"))
+        .body(Body::empty())
+        .unwrap();
+    let (status, resource) = send(&fixture, request).await;
+    assert_eq!((status, &resource["to"]), (StatusCode::OK, &json!("me")), "{resource}");
+
+    // The document no longer requires it.
+    let document = document_of(&fixture).await;
+    let required = &document["components"]["schemas"]["QuestionRequest"]["required"];
+    assert_eq!(required, &json!(["questions"]), "{required}");
+}
+
+/// The names a message lists: the first 20 of the sorted 25 (`me`, then
+/// `r01` to `r19`), then how many more.
+fn assert_lists_twenty_and_more(message: &str) {
+    let listed = std::iter::once("\"me\"".to_owned())
+        .chain((1..=19).map(|n| format!("\"r{n:02}\"")))
+        .collect::<Vec<_>>()
+        .join(", ");
+    assert!(message.contains(&format!("{listed} and 5 more")), "{message}");
+    assert!(!message.contains("r20"), "{message}");
+}
+
+#[tokio::test]
+async fn to_left_out_with_several_or_no_recipients_is_refused_with_the_names() {
+    let fixture = many_recipients().await;
+    for path in ["/v1/questions", "/v1/ask"] {
+        let (status, body) = send(&fixture, json_request(path, TOKEN, &without_to())).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{path}: {body}");
+        assert_eq!(body["error"]["code"], "missing_field", "{path}: {body}");
+        assert_eq!(body["error"]["path"], "to", "{path}: {body}");
+        assert_lists_twenty_and_more(body["error"]["message"].as_str().unwrap());
+
+        let (status, body) = send(&fixture, json_request(path, NOBODY, &without_to())).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{path}: {body}");
+        assert_eq!(
+            (body["error"]["code"].as_str(), body["error"]["path"].as_str()),
+            (Some("missing_field"), Some("to")),
+            "{body}"
+        );
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("may ask no configured recipient"), "{message}");
+    }
+    // Reported with the request's other problems, all at once.
+    let mut body = without_to();
+    body["colour"] = json!("red");
+    let (status, body) = send(&fixture, json_request("/v1/questions", TOKEN, &body)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    let paths: Vec<&str> = body["error"]["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["colour", "to"], "{body}");
+}
+
+#[tokio::test]
+async fn an_unknown_or_forbidden_recipient_is_refused_with_the_names_the_token_may_ask() {
+    let fixture = many_recipients().await;
+    let mut body = without_to();
+    body["to"] = json!("nobdy");
+    for path in ["/v1/questions", "/v1/ask"] {
+        let (status, answer) = send(&fixture, json_request(path, TOKEN, &body)).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+        assert_eq!(answer["error"]["code"], "unknown_recipient", "{answer}");
+        assert_eq!(answer["error"]["path"], "to", "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("No recipient named \"nobdy\" is configured; "),
+            "{message}"
+        );
+        assert_lists_twenty_and_more(message);
+
+        let (status, answer) = send(&fixture, json_request(path, ONLY_ME, &body)).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{answer}");
+        assert_eq!(answer["error"]["code"], "recipient_not_allowed", "{answer}");
+        assert_eq!(
+            answer["error"]["message"], "This agent token may not ask \"nobdy\"; it may ask \"me\".",
+            "{answer}"
+        );
+    }
+    // Long names are cut short and fewer listed: the sentence stays whole
+    // within an error's bound.
+    let dir = tempfile::tempdir().unwrap();
+    let long: Vec<_> = (0..10)
+        .map(|n| web_recipient(&format!("{n}{}", "x".repeat(100)), "Long"))
+        .collect();
+    let fixture = fixture_in(dir, long, one_agent_one_page(TOKEN, KEY)).await;
+    let (_, answer) = send(&fixture, json_request("/v1/questions", TOKEN, &body)).await;
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.ends_with(" more."), "{message}");
+    assert!(message.chars().count() < 400, "{message}");
+}

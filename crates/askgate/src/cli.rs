@@ -1,5 +1,6 @@
 //! The command-line grammar. Exit codes: 0 success, 1 the input was refused
-//! (its problems are printed as JSON), 2 a usage or I/O error.
+//! (its problems are printed as JSON), 2 a usage or I/O error; `askgate ask`
+//! adds 3 and 4 for how its question ended ([`crate::ask::EXIT_CODES`]).
 
 use std::path::PathBuf;
 
@@ -20,7 +21,8 @@ pub(crate) enum Command {
     Serve(ServeArgs),
     /// Check a configuration file: every problem with its key and a fix; secrets are never printed.
     CheckConfig(CheckConfigArgs),
-    /// Ask a question through a running server and print the tool result.
+    /// Ask a question through a running server and print the tool result; the exit code says how it ended.
+    #[command(after_help = crate::ask::EXIT_CODES)]
     Ask(AskArgs),
     /// Exit 0 when a running askgate is ready (its /readyz answers 200), 1 otherwise: a container's health check.
     Health(HealthArgs),
@@ -55,17 +57,20 @@ pub(crate) struct CheckConfigArgs {
 #[allow(clippy::doc_markdown)]
 #[derive(Debug, Args)]
 pub(crate) struct AskArgs {
-    /// The recipient's name.
+    /// The recipient's name; leave it out when the token may ask only one recipient (or the file names it in "to").
     #[arg(long)]
-    pub(crate) to: String,
+    pub(crate) to: Option<String>,
     /// A JSON file with the ask_user arguments; `-` reads standard input.
     pub(crate) file: PathBuf,
     /// The server's base URL.
     #[arg(long, env = "ASKGATE_URL", default_value = "http://127.0.0.1:8080")]
     pub(crate) server: String,
-    /// The agent token.
-    #[arg(long, env = "ASKGATE_TOKEN", hide_env_values = true)]
-    pub(crate) token: String,
+    /// The agent token (visible to other users in `ps`: prefer --token-file or ASKGATE_TOKEN).
+    #[arg(long, conflicts_with = "token_file")]
+    pub(crate) token: Option<String>,
+    /// A file holding the agent token, read and trimmed (without it or --token: the ASKGATE_TOKEN environment variable).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) token_file: Option<PathBuf>,
 }
 
 #[allow(clippy::doc_markdown)]

@@ -50,7 +50,7 @@ fn main() -> ExitCode {
             log::init(&config.log);
             run_async(serve::serve(config, args.config))
         }
-        cli::Command::Ask(args) => run_async(ask::ask(args)),
+        cli::Command::Ask(args) => ask::run(&args),
         cli::Command::Health(args) => health::check(&args),
         // stdout carries MCP frames only: logs go to stderr (log::init).
         cli::Command::Mcp(args) => run_async(mcp::run(args)),

@@ -236,7 +236,7 @@ impl Backend for EngineBackend {
 
     async fn ask(&self, caller: &Caller, ask: Ask) -> Result<Status, BackendError> {
         let agent = Self::agent(caller)?;
-        agent.check_recipient(&ask.to)?;
+        api::check_to(&self.state.0.engine, agent, &ask.to)?;
         let question = NewQuestion {
             nudges: askgate_engine::Nudges::default(),
             agent: agent.name.clone(),

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use askgate_core::validate::{ErrorCode, ValidationErrors};
+use askgate_core::validate::ValidationErrors;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig,
@@ -135,10 +135,10 @@ impl McpServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<Status, BackendError> {
         let mut errors = Vec::new();
-        let fields = api::read_question(Value::Object(arguments), &ENVELOPE, false, None, &mut errors)?;
+        let fields = api::read_question(Value::Object(arguments), &ENVELOPE, None, &mut errors)?;
         let to = match fields.to {
             Some(to) => Some(to),
-            None => default_recipient(&self.backend.recipients(caller).await?, &mut errors),
+            None => api::default_recipient(&self.backend.recipients(caller).await?, &mut errors),
         };
         if !errors.is_empty() {
             return Err(crate::ApiError::from(ValidationErrors { errors }).into());
@@ -244,30 +244,6 @@ fn pending(id: &str) -> Status {
 /// short waits, never more than once a second.
 fn progress_interval(wait: Duration) -> Duration {
     (wait / 5).clamp(Duration::from_secs(1), Duration::from_secs(5))
-}
-
-/// The recipient when the call names none: the only one the token may ask;
-/// otherwise a problem listing the choices.
-fn default_recipient(askable: &[String], errors: &mut Vec<askgate_core::ValidationError>) -> Option<String> {
-    match askable {
-        [only] => Some(only.clone()),
-        [] => {
-            errors.push(api::error(
-                ErrorCode::MissingField,
-                "to",
-                "\"to\" is required, and this agent token may ask no configured recipient.".into(),
-            ));
-            None
-        }
-        names => {
-            errors.push(api::error(
-                ErrorCode::MissingField,
-                "to",
-                format!("\"to\" is required here: name one of {}.", names.join(", ")),
-            ));
-            None
-        }
-    }
 }
 
 /// The `questionId` argument of `await_answer` and `cancel_question`.
