@@ -133,8 +133,8 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         QuestionRequest: {
-            /** @description The recipient's name in askgate's configuration. */
-            to: string;
+            /** @description The recipient's name in askgate's configuration. Leave it out (or null) when this agent token may ask exactly one recipient; otherwise it is required (422 missing_field at "to", naming the recipients the token may ask). */
+            to?: string | null;
             /** @description The agent session; one pending question per session. */
             sessionId?: string | null;
             /** @description The agent run; aborting it cancels its questions. */
@@ -164,8 +164,8 @@ export interface components {
             }[] | null;
         };
         CreateQuestionRequest: {
-            /** @description The recipient's name in askgate's configuration. */
-            to: string;
+            /** @description The recipient's name in askgate's configuration. Leave it out (or null) when this agent token may ask exactly one recipient; otherwise it is required (422 missing_field at "to", naming the recipients the token may ask). */
+            to?: string | null;
             /** @description The agent session; one pending question per session. */
             sessionId?: string | null;
             /** @description The agent run; aborting it cancels its questions. */
@@ -389,7 +389,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Validation failed: every problem with its code and JSON path (spec §2); idempotency_key_reused. */
+        /** @description Validation failed: every problem with its code and JSON path (spec §2); unknown_recipient (naming the recipients the token may ask); idempotency_key_reused. */
         422: {
             headers: {
                 [name: string]: unknown;

@@ -84,8 +84,8 @@ class EscalationStep(_Request):
 
 class QuestionRequest(_Request):
     """The body of ``POST /v1/ask``: the ``ask_user`` arguments and askgate's
-    envelope (schema ``QuestionRequest``). ``to`` is required by askgate;
-    the client fills it in when the agent token may ask one recipient only."""
+    envelope (schema ``QuestionRequest``). ``to`` may be left out when the
+    agent token may ask one recipient only (askgate then asks that one)."""
 
     to: str | None = None
     """The recipient's name in askgate's configuration."""
