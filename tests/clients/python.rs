@@ -20,10 +20,10 @@
     reason = "a test's report goes to its captured stdout, shown by `--nocapture` and on failure"
 )]
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-use crate::support::venv::{Venv, read_back};
+use crate::support::venv::{Venv, run_within};
 use crate::support::{ASKGATE, repo_root};
 
 /// The whole pytest run, on 2 busy cores; it takes about 45 s.
@@ -38,31 +38,15 @@ fn the_python_client_passes_its_suite_against_the_real_binary() {
         (3, 10),
     )
     .ensure("python");
-    let log = tempfile::tempfile().expect("a temporary file");
-    let mut child = Command::new(&python)
+    let mut pytest = Command::new(&python);
+    pytest
         // No .pytest_cache or __pycache__ left in the source tree.
         .args(["-B", "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA", "tests"])
         .current_dir(repo_root().join("clients/python"))
         .env("ASKGATE_BIN", ASKGATE)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().expect("the file handle clones"))
-        .stderr(log.try_clone().expect("the file handle clones"))
-        .spawn()
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    let (status, output) = run_within(&mut pytest, RUN_TIMEOUT)
         .unwrap_or_else(|error| panic!("could not run pytest with {}: {error}", python.display()));
-    let deadline = Instant::now() + RUN_TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("pytest can be waited for") {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let output = read_back(log);
     println!("{output}");
     match status {
         Some(status) if status.success() => {

@@ -12,14 +12,13 @@
 )]
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use askgate_core::guidance::{FIELD_DESCRIPTIONS, TOOL_DESCRIPTION, TOOL_NAME};
 use serde_json::{Map, Value, json};
 
-use crate::support::browser::{KillOnDrop, collect};
+use crate::support::venv::run_within;
 use crate::support::{ASKGATE, repo_root};
 
 /// How long `npm ci` and `npm test` may each take (the suite waits 30 s for
@@ -63,47 +62,21 @@ fn npm(dir: &Path, args: &[&str], env: &[(&str, &str)]) {
     let what = format!("npm {} (in {})", args.join(" "), dir.display());
     println!("{what}");
     let mut command = Command::new("npm");
-    command
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    command.args(args).current_dir(dir);
     for (key, value) in env {
         command.env(key, value);
     }
-    let mut child = command.spawn().unwrap_or_else(|error| {
+    let (status, output) = run_within(&mut command, NPM_TIMEOUT).unwrap_or_else(|error| {
         panic!(
             "could not run {what}: {error}. The TypeScript client's tests need Node.js 20 or later and npm:\n    \
              sudo apt-get install -y nodejs npm"
         )
     });
-    let out = collect(child.stdout.take().expect("piped stdout"));
-    let err = collect(child.stderr.take().expect("piped stderr"));
-    let mut child = KillOnDrop(child);
-    let deadline = Instant::now() + NPM_TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.0.try_wait().expect("npm can be waited for") {
-            break Some(status);
-        }
-        if Instant::now() >= deadline {
-            break None;
-        }
-        thread::sleep(Duration::from_millis(100));
-    };
-    drop(child);
-    // Let the readers take the last of the output.
-    thread::sleep(Duration::from_millis(200));
-    let out = out.lock().expect("the log is not poisoned").clone();
-    let err = err.lock().expect("the log is not poisoned").clone();
-    println!("{out}");
-    if !err.is_empty() {
-        println!("{what} stderr:\n{err}");
-    }
+    println!("{output}");
     match status {
         Some(status) if status.success() => {}
-        Some(status) => panic!("{what} failed ({status}):\n{out}\n{err}"),
-        None => panic!("{what} did not finish within {}s:\n{out}\n{err}", NPM_TIMEOUT.as_secs()),
+        Some(status) => panic!("{what} failed ({status}):\n{output}"),
+        None => panic!("{what} did not finish within {}s:\n{output}", NPM_TIMEOUT.as_secs()),
     }
 }
 

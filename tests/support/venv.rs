@@ -10,7 +10,7 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use super::repo_root;
@@ -123,26 +123,8 @@ impl Venv {
     fn run_setup(&self, what: &str, missing: &str, command: &mut Command) {
         let suite = self.suite;
         println!("{suite} test setup: {what}");
-        let log = tempfile::tempfile().expect("a temporary file");
-        let mut child = command
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().expect("the file handle clones"))
-            .stderr(log.try_clone().expect("the file handle clones"))
-            .spawn()
+        let (status, output) = run_within(command, INSTALL_TIMEOUT)
             .unwrap_or_else(|error| panic!("{suite} test setup: could not run {what} ({error}). {missing}"));
-        let deadline = Instant::now() + INSTALL_TIMEOUT;
-        let status = loop {
-            if let Some(status) = child.try_wait().expect("the child can be waited for") {
-                break Some(status);
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        };
-        let output = read_back(log);
         match status {
             Some(status) if status.success() => {}
             Some(status) => panic!("{suite} test setup: {what} failed ({status}). {missing}\n{output}"),
@@ -155,6 +137,32 @@ impl Venv {
 
 /// Everything written to `file` (a log a child wrote to), as text; output
 /// that is not UTF-8 is still worth showing.
+/// Runs `command` with its stdin closed and its output (stdout and stderr,
+/// as they came) kept in a file, for at most `within`: how it exited
+/// (`None`: it ran out of time and was killed) and what it wrote. The
+/// suites that run an outside tool (pip, pytest, npm) wait on it this way.
+pub(crate) fn run_within(command: &mut Command, within: Duration) -> std::io::Result<(Option<ExitStatus>, String)> {
+    let log = tempfile::tempfile()?;
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log.try_clone()?)
+        .spawn()?;
+    let deadline = Instant::now() + within;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    Ok((status, read_back(log)))
+}
+
 pub(crate) fn read_back(mut file: File) -> String {
     use std::io::{Read as _, Seek as _};
     file.rewind().expect("the file rewinds");
