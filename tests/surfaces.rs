@@ -313,7 +313,7 @@ async fn a_reminder_replies_to_the_telegram_question_at_half_its_wait() {
     assert_eq!(fake.replies_to(ALICE, message).len(), 1, "one reminder, once");
 }
 
-/// Alice on Telegram does not answer; three seconds on, the question is
+/// Alice on Telegram does not answer; five seconds on, the question is
 /// escalated to Lead on Slack, who answers there: the agent gets his
 /// answer, Alice's copy said it was escalated and ends in the summary
 /// naming Lead, and the resource lists the escalation and Lead's delivery.
@@ -337,7 +337,7 @@ async fn an_escalation_to_slack_is_answered_there_and_the_telegram_copy_says_so(
     );
     let server = Server::start_with("", &config);
     let mut body = deploy("alice");
-    body["escalate"] = json!([{"after": "3s", "to": "lead"}]);
+    body["escalate"] = json!([{"after": "5s", "to": "lead"}]);
     let mut asked = server.ask_waiting(&body).await;
     let message = buttons_of(&tg, &asked.id).await;
 
