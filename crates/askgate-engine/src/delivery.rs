@@ -79,7 +79,7 @@ impl Engine {
         let channel_name = surface.channel.as_str();
         // The recipient whose surface it is: the question's own, or the one
         // it was escalated to.
-        let recipient = surface.recipient.as_deref().unwrap_or(&record.recipient);
+        let recipient = record.owner(surface);
         let Some(channel) = self.inner.channels.get(channel_name) else {
             let reason = format!("channel \"{channel_name}\" is not configured");
             return self.surface_failed(&record.id, key, &reason).await;
@@ -224,7 +224,7 @@ impl Engine {
         if let Some(surface) = record.surface_by_key(channel) {
             warn!(question = %id, channel = %surface.channel, reason, "a surface could not be delivered to; given up");
             self.inner.observer.surface_failed(&surface.channel);
-            let owner = surface.recipient.as_deref().unwrap_or(&record.recipient);
+            let owner = record.owner(surface);
             self.notify_failure(&record, owner, &surface.channel, reason).await;
         }
         let all_failed = record
@@ -271,14 +271,22 @@ impl Engine {
     /// that every attempt, restart and replica renders the same prompt (and
     /// its edit finds the same parts).
     fn presentation(&self, record: &QuestionRecord, capabilities: &Capabilities, recipient: &str) -> Presentation {
-        let owner = self.recipient(recipient);
-        let locale = owner.map_or(record.locale, |r| r.locale);
-        let deadline = owner.and_then(|r| r.waiting.zone.clone()).map(|zone| Deadline {
-            at_ms: record.expires_at,
-            now_ms: record.created_at,
-            zone,
-        });
+        let locale = self.locale_of(record, recipient);
+        let deadline = self
+            .recipient(recipient)
+            .and_then(|r| r.waiting.zone.clone())
+            .map(|zone| Deadline {
+                at_ms: record.expires_at,
+                now_ms: record.created_at,
+                zone,
+            });
         render_by(&record.request, capabilities, &record.id, locale, deadline.as_ref())
+    }
+
+    /// The words of `owner`'s copies of `record` (an escalation's recipient
+    /// may read another language than the question's own).
+    fn locale_of(&self, record: &QuestionRecord, owner: &str) -> askgate_core::Locale {
+        self.recipient(owner).map_or(record.locale, |r| r.locale)
     }
 
     /// Whether `channel` sends nothing (askgate's own page): its delivery is
@@ -332,9 +340,8 @@ impl Engine {
         };
         // In the words of whose copy it is (an escalation's recipient may
         // read another language).
-        let owner = surface.recipient.as_deref().unwrap_or(&record.recipient);
-        let locale = self.recipient(owner).map_or(record.locale, |r| r.locale);
-        let text = Summary::of(&record.request, ending, locale);
+        let owner = record.owner(surface);
+        let text = Summary::of(&record.request, ending, self.locale_of(record, owner));
         let presentation = self.presentation(record, channel.capabilities(), owner);
         for attempt in 1..=MAX_DELIVERY_ATTEMPTS {
             match channel.finish(delivery, &presentation, &text).await {

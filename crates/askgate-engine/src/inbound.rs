@@ -443,7 +443,7 @@ impl Engine {
                 .surfaces
                 .iter()
                 .filter(|surface| surface.channel == channel && surface.conversation == event.conversation)
-                .map(|surface| surface.recipient.clone().unwrap_or_else(|| record.recipient.clone()))
+                .map(|surface| record.owner(surface).to_owned())
                 .collect()
         };
         let sending = |record: &QuestionRecord| {

@@ -163,8 +163,9 @@ impl Engine {
         // escalations'.
         let mut sends = Vec::new();
         for surface in &record.surfaces {
-            let owner = surface.recipient.as_deref().unwrap_or(&record.recipient);
-            let Some(owner) = self.recipient(owner) else { continue };
+            let Some(owner) = self.recipient(record.owner(surface)) else {
+                continue;
+            };
             let text = owner.locale.chrome().escalated(&target.display_name);
             if let Some(send) = self.under_copy(surface, owner, &text, false) {
                 sends.push(send);

@@ -315,6 +315,12 @@ impl QuestionRecord {
             .find(|surface| surface.channel == channel && surface.recipient.is_none())
     }
 
+    /// The recipient whose surface `surface` is: the one it was escalated
+    /// to, or the question's own.
+    pub fn owner<'a>(&'a self, surface: &'a Surface) -> &'a str {
+        surface.recipient.as_deref().unwrap_or(&self.recipient)
+    }
+
     /// Its surface named `key` ([`Surface::key`]).
     pub fn surface_by_key(&self, key: &str) -> Option<&Surface> {
         self.surfaces.iter().find(|surface| surface.key() == key)
