@@ -45,6 +45,8 @@ BEYOND_THE_SCHEMA = {
     # recipient not configured or after the question ends.
     "invalid_reminder",
     "invalid_escalation",
+    # A callbackUrl on a host this agent's configuration does not allow.
+    "invalid_callback_url",
 }
 
 

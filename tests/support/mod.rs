@@ -391,7 +391,7 @@ impl Server {
             .unwrap_or_else(|| self.dir.path().to_owned());
         for entry in std::fs::read_dir(data_dir).into_iter().flatten().flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if (name.starts_with("agent-token-") || name.starts_with("web-key-"))
+            if (name.starts_with("agent-token-") || name.starts_with("web-key-") || name.starts_with("webhook-secret-"))
                 && let Ok(secret) = std::fs::read_to_string(entry.path())
             {
                 secrets.push(secret.trim().to_owned());

@@ -211,6 +211,12 @@ def test_validation_errors_come_back_typed_with_code_and_path(askgate: Askgate) 
             client.ask([deploy_question()], to="nobody")
         assert (refused.value.code, refused.value.path) == ("unknown_recipient", "to")
 
+        # This agent takes no callbacks: a question's own callbackUrl is
+        # refused at its path, before anything is asked.
+        with pytest.raises(InvalidRequestError) as refused:
+            client.ask([deploy_question()], to="me", callback_url="https://hooks.example.com/x")
+        assert (refused.value.code, refused.value.path) == ("invalid_callback_url", "callbackUrl")
+
         with pytest.raises(NotFoundError) as refused:
             client.get("q_00000000000000000000000000")
         assert (refused.value.code, refused.value.status_code) == ("not_found", 404)

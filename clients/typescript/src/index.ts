@@ -80,6 +80,11 @@ export interface AskOptions {
   remind?: string[];
   /** An escalation ladder: after each step's time without an answer, also ask `to`. */
   escalate?: { after: string | number; to: string }[];
+  /**
+   * `ask` only: askgate POSTs the result here when the question ends,
+   * signed by Standard Webhooks, on a host the agent's configuration allows.
+   */
+  callbackUrl?: string;
   /** Stops the call; a blocking `askUser` then cancels its question. */
   signal?: AbortSignal;
 }
@@ -221,6 +226,7 @@ export class Client {
       "toolCallId",
       "remind",
       "escalate",
+      "callbackUrl",
     ] as const) {
       if (options[key] !== undefined) body[key] = options[key];
     }

@@ -155,6 +155,11 @@ export interface components {
             timeoutSeconds?: number | null;
             /** @description When to remind the person, over the agent's and the recipient's configured reminders: a share of the wait ("50%"), a time before it ends ("2m before"), or after the question was asked ("10m"). A point outside the wait is left out; one in the person's quiet hours waits for their end. */
             remind?: string[] | null;
+            /**
+             * Format: uri
+             * @description Where to POST the question's result when it ends, signed by the Standard Webhooks specification, over the agent's configured callback_url: an http(s) URL on a host the agent's configuration allows ([agents.NAME] callback_hosts, or callback_url's host); any other is refused with 422 invalid_callback_url. The delivery is retried until a 2xx, for 24 hours after the end; its attempts are the resource's callbacks.
+             */
+            callbackUrl?: string | null;
             /** @description An escalation ladder, over the agent's and the recipient's configured one: after each step's time without an answer, the question is delivered to that recipient too; the first answer anywhere wins. A step that cannot happen before the question ends is refused (invalid_escalation). */
             escalate?: {
                 /** @description How long nobody answered: "10m", "1h30m", or seconds. */
@@ -186,6 +191,11 @@ export interface components {
             timeoutSeconds?: number | null;
             /** @description When to remind the person, over the agent's and the recipient's configured reminders: a share of the wait ("50%"), a time before it ends ("2m before"), or after the question was asked ("10m"). A point outside the wait is left out; one in the person's quiet hours waits for their end. */
             remind?: string[] | null;
+            /**
+             * Format: uri
+             * @description Where to POST the question's result when it ends, signed by the Standard Webhooks specification, over the agent's configured callback_url: an http(s) URL on a host the agent's configuration allows ([agents.NAME] callback_hosts, or callback_url's host); any other is refused with 422 invalid_callback_url. The delivery is retried until a 2xx, for 24 hours after the end; its attempts are the resource's callbacks.
+             */
+            callbackUrl?: string | null;
             /** @description An escalation ladder, over the agent's and the recipient's configured one: after each step's time without an answer, the question is delivered to that recipient too; the first answer anywhere wins. A step that cannot happen before the question ends is refused (invalid_escalation). */
             escalate?: {
                 /** @description How long nobody answered: "10m", "1h30m", or seconds. */
@@ -281,6 +291,15 @@ export interface components {
                 heldFrom?: string | null;
                 /** Format: date-time */
                 escalatedAt?: string | null;
+            }[];
+            /** @description For a question whose result is sent to a callback URL (its callbackUrl, or [agents.NAME] callback_url), in the answers of POST /v1/questions, GET /v1/questions/{id} and cancel (not in the event stream): each attempt so far, in order. status: delivered (a 2xx: never sent again), failed (tried again with backoff), gave_up (failed and the 24 hours after the end are over); httpStatus: the receiver's, null when it did not answer. Empty until the question ends. */
+            callbacks?: {
+                attempt: number;
+                /** @enum {string} */
+                status: "delivered" | "failed" | "gave_up";
+                httpStatus?: number | null;
+                /** Format: date-time */
+                at: string;
             }[];
         };
         Delivery: {

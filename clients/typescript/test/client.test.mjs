@@ -141,12 +141,19 @@ test("validation errors come back as AskgateError with askgate's code, path and 
   );
 });
 
-test("other refusals are typed too: unknown recipient, unknown question, bad token", async () => {
+test("other refusals are typed too: unknown recipient, a callback URL not allowed, unknown question, bad token", async () => {
   await assert.rejects(client.ask([DEPLOY], { to: "nobody" }), (error) => {
     assert.ok(error instanceof AskgateError);
     assert.equal(error.path, "to");
     assert.ok(error.status === 403 || error.status === 422, `status ${error.status}`);
     return true;
+  });
+  // This agent takes no callbacks: a question's own callbackUrl is refused at its path.
+  await assert.rejects(client.ask([DEPLOY], { to: RECIPIENT, callbackUrl: "https://hooks.example.com/x" }), {
+    name: "AskgateError",
+    status: 422,
+    code: "invalid_callback_url",
+    path: "callbackUrl",
   });
   await assert.rejects(client.get("01ARZ3NDEKTSV4RRFFQ69G5FAV"), {
     name: "AskgateError",

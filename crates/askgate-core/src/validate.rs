@@ -65,6 +65,9 @@ pub enum ErrorCode {
     /// An escalation of askgate's envelope (`escalate[0].after`) that is
     /// malformed, names nobody configured, or comes after the question ends.
     InvalidEscalation,
+    /// A `callbackUrl` of askgate's envelope that is not an http(s) URL on
+    /// a host the agent's configuration allows (`callback_hosts`).
+    InvalidCallbackUrl,
 }
 
 impl ErrorCode {
@@ -89,6 +92,7 @@ impl ErrorCode {
             Self::InvalidCharacter => "invalid_character",
             Self::InvalidReminder => "invalid_reminder",
             Self::InvalidEscalation => "invalid_escalation",
+            Self::InvalidCallbackUrl => "invalid_callback_url",
         }
     }
 }

@@ -70,6 +70,10 @@ pub struct NewQuestion {
     /// and the recipient's, and an escalation of its own that cannot happen
     /// is refused ([`EngineError::InvalidPlan`]).
     pub nudges: Nudges,
+    /// Where the question's result is sent when it ends, over its agent's
+    /// configured URL (the API's `callbackUrl`, checked against the
+    /// agent's allowed hosts before it gets here).
+    pub callback_url: Option<String>,
 }
 
 /// What [`Engine::ask_with`] did.
@@ -259,6 +263,8 @@ pub(crate) struct Inner {
     /// just opened and its message is not attached yet, by (channel,
     /// conversation): a reply to it that outruns the attach waits a moment.
     pub(crate) opening: Mutex<HashMap<(String, String), std::time::Instant>>,
+    /// Where results are sent when questions end, if anywhere.
+    pub(crate) callbacks: Mutex<Option<crate::callbacks::Callbacks>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -329,6 +335,7 @@ impl Engine {
                 limits: Mutex::new(Limits::default()),
                 agent_nudges: Mutex::new(HashMap::new()),
                 opening: Mutex::new(HashMap::new()),
+                callbacks: Mutex::new(None),
             }),
         }
     }
@@ -447,6 +454,9 @@ impl Engine {
         // them due first, on every store: their times are in the store.
         let steps = self.inner.clock.sleep(SWEEP_EVERY);
         tokio::pin!(steps);
+        // Result callbacks likewise: the due attempts are in the store.
+        let callbacks = self.inner.clock.sleep(SWEEP_EVERY);
+        tokio::pin!(callbacks);
         loop {
             let next = self.lock_deadlines().first().cloned();
             tokio::select! {
@@ -459,6 +469,10 @@ impl Engine {
                 () = &mut sweep, if shared => {
                     self.sweep().await;
                     sweep.set(self.inner.clock.sleep(SWEEP_EVERY));
+                }
+                () = &mut callbacks => {
+                    self.send_due_callbacks().await;
+                    callbacks.set(self.inner.clock.sleep(SWEEP_EVERY));
                 }
                 () = &mut steps => {
                     self.take_due_steps().await;
@@ -645,6 +659,7 @@ impl Engine {
             }),
             max_pending_per_agent: limits.max_pending_per_agent,
             max_pending_per_recipient: limits.max_pending_per_recipient,
+            callback: self.callback_for(&new),
         };
         let now = self.inner.clock.now();
         let id = new_question_id();
@@ -1043,6 +1058,11 @@ fn fingerprint(new: &NewQuestion) -> String {
         chosen.to_string()
     } else {
         format!("{chosen}{:?}", new.nudges)
+    };
+    // Likewise its own callback URL.
+    let chosen = match &new.callback_url {
+        Some(url) => format!("{chosen} callback {url}"),
+        None => chosen,
     };
     hex::encode(sha2::Sha256::digest(chosen.as_bytes()))
 }

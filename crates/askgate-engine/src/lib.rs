@@ -9,6 +9,7 @@
 //! | [`plan`] | a question's reminders and escalations, made when it is asked, held out of quiet hours |
 //! | `steps` | taking the plan's steps as they fall due (reminders, escalations), and the failure notice to an admin |
 //! | [`retention`] | deleting ended questions and remembered events past the retention |
+//! | [`callbacks`] | sending a question's result to its agent's URL when it ends, retried until [`CALLBACK_WINDOW`] |
 //! | [`clock`] | the injected clock (paused time in tests) |
 //!
 //! The engine talks to the [`askgate_store::Store`] and [`askgate_core::Channel`]
@@ -18,6 +19,7 @@
 //! reaches the engine through the store's change feed
 //! ([`askgate_store::Store::changes`]).
 
+pub mod callbacks;
 pub mod clock;
 mod delivery;
 pub mod engine;
@@ -27,6 +29,7 @@ pub mod recipient;
 pub mod retention;
 mod steps;
 
+pub use callbacks::{CALLBACK_WINDOW, CallbackSender};
 pub use clock::Clock;
 pub use delivery::{ENDED_BEFORE_DELIVERY, summary_of};
 pub use engine::{

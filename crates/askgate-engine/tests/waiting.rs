@@ -168,6 +168,7 @@ async fn settle() {
 fn asked_with(to: &str, request: AskRequest, nudges: Nudges) -> NewQuestion {
     NewQuestion {
         nudges,
+        callback_url: None,
         ..question(to, request)
     }
 }

@@ -29,7 +29,7 @@ use crate::{AppState, Change};
 const MAX_WAIT_SECONDS: u64 = 3600;
 
 /// The fields of a question request that are askgate's, not `ask_user`'s.
-pub const ENVELOPE_FIELDS: [&str; 7] = [
+pub const ENVELOPE_FIELDS: [&str; 8] = [
     "to",
     "sessionId",
     "runId",
@@ -37,6 +37,7 @@ pub const ENVELOPE_FIELDS: [&str; 7] = [
     "toolCallId",
     "remind",
     "escalate",
+    "callbackUrl",
 ];
 
 /// The header that makes a `POST` safe to retry (the IETF httpapi draft's name).
@@ -95,6 +96,9 @@ pub(crate) struct QuestionFields {
     pub(crate) request: Option<askgate_core::AskRequest>,
     /// The question's own reminders and escalations.
     pub(crate) nudges: askgate_engine::Nudges,
+    /// The question's own result callback, as sent (checked against the
+    /// agent's hosts by the caller, who knows the agent).
+    pub(crate) callback_url: Option<String>,
 }
 
 /// Reads a question request: the `ask_user` arguments at the top level plus
@@ -147,6 +151,7 @@ pub(crate) fn read_question(
     let session_id = text("sessionId");
     let run_id = text("runId");
     let tool_call_id = text("toolCallId");
+    let callback_url = text("callbackUrl");
     let session_kind = match present.get("sessionKind") {
         None | Some(Value::Null) => SessionKind::Main,
         Some(Value::String(kind)) if kind == "main" => SessionKind::Main,
@@ -181,6 +186,7 @@ pub(crate) fn read_question(
         tool_call_id,
         request,
         nudges,
+        callback_url,
     })
 }
 
@@ -213,12 +219,14 @@ fn new_question(
         tool_call_id,
         request,
         nudges,
+        callback_url,
     } = read_question(
         body,
         &ENVELOPE_FIELDS,
         (limit == TimeoutLimit::UpToAgentLimit).then_some(agent.max_timeout_seconds),
         &mut errors,
     )?;
+    let callback_url = callback_url.and_then(|url| crate::callbacks::check(url, &agent.callback_hosts, &mut errors));
     // Left out, `to` is the one recipient this token may ask (as in MCP).
     let to = to.or_else(|| default_recipient(&askable(engine, agent), &mut errors));
     // The body's key is checked even when the header's is the one used:
@@ -254,6 +262,7 @@ fn new_question(
         request,
         idempotency_key,
         nudges,
+        callback_url,
     })
 }
 
@@ -420,7 +429,7 @@ pub(crate) async fn create_question(
     } else {
         state.wait(&record.id, wait).await?
     };
-    let body = Json(resource::question(&record));
+    let body = Json(question_resource(engine, &record).await);
     Ok(if replayed {
         // The first request created it; this one finds it (RFC 9110: 200).
         (StatusCode::OK, [(REPLAYED_HEADER, "true")], body).into_response()
@@ -439,7 +448,21 @@ pub(crate) async fn get_question(
     let wait = query.duration()?;
     let id = question_id(&id)?;
     let record = state.wait_for_agent(&agent.name, &id, wait).await?;
-    Ok(Json(resource::question(&record)))
+    Ok(Json(question_resource(&state.0.engine, &record).await))
+}
+
+/// The question resource with its result callback's attempts (`callbacks`),
+/// as the routes that answer with one question show it. Only a question
+/// with a result callback has the list; one that cannot be read now is left
+/// out rather than failing the whole request.
+async fn question_resource(engine: &Engine, record: &askgate_store::QuestionRecord) -> Value {
+    let mut body = resource::question(record);
+    if let Ok(Some(attempts)) = engine.callback_attempts(&record.id).await
+        && let Some(fields) = body.as_object_mut()
+    {
+        fields.insert("callbacks".to_owned(), resource::callbacks(&attempts));
+    }
+    body
 }
 
 /// The question, if it exists and this agent asked it (404 otherwise: an
@@ -506,7 +529,7 @@ pub(crate) async fn cancel_question(
 ) -> Result<Json<Value>, ApiError> {
     let id = question_id(&id)?;
     let record = state.0.engine.cancel(&agent.name, &id).await?;
-    Ok(Json(resource::question(&record)))
+    Ok(Json(question_resource(&state.0.engine, &record).await))
 }
 
 /// `POST /v1/runs/{runId}/abort`: cancel every pending question of the run.

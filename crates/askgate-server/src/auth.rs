@@ -31,6 +31,10 @@ pub struct AgentToken {
     /// hour, unless configured longer, up to a week. `ask_user` itself
     /// (`POST /v1/ask`, MCP) stays clamped to the hour.
     pub max_timeout_seconds: u32,
+    /// The hosts a question's own `callbackUrl` may name
+    /// (`agents.NAME.callback_hosts` and its `callback_url`'s host),
+    /// lower-cased; empty: none.
+    pub callback_hosts: Vec<String>,
 }
 
 impl std::fmt::Debug for AgentToken {
@@ -41,6 +45,7 @@ impl std::fmt::Debug for AgentToken {
             .field("token", &"<redacted>")
             .field("allowed", &self.allowed)
             .field("max_timeout_seconds", &self.max_timeout_seconds)
+            .field("callback_hosts", &self.callback_hosts)
             .finish()
     }
 }
@@ -54,6 +59,8 @@ pub struct Agent {
     pub allowed: Allowed,
     /// Its token's [`AgentToken::max_timeout_seconds`].
     pub max_timeout_seconds: u32,
+    /// Its token's [`AgentToken::callback_hosts`].
+    pub callback_hosts: Vec<String>,
 }
 
 impl Agent {
@@ -109,6 +116,7 @@ impl FromRequestParts<AppState> for Agent {
             name: agent.name.clone(),
             allowed: agent.allowed.clone(),
             max_timeout_seconds: agent.max_timeout_seconds,
+            callback_hosts: agent.callback_hosts.clone(),
         })
     }
 }

@@ -10,6 +10,7 @@
 //! | [`body`] | the JSON body extractor (400/413/415 as [`ApiError`]) |
 //! | [`resource`] | the question resource and the tool result |
 //! | [`nudges`] | the reminders and escalations a question sets itself (`remind`, `escalate`) |
+//! | [`callbacks`] | a question's own result callback (`callbackUrl`), only to hosts its agent may name |
 //! | [`metrics`] | Prometheus metrics, fed by the engine's observer hooks, the channels' states, the store's counts and a middleware timing each request |
 //! | [`channels`] | [`ChannelStates`]: each channel `connecting`, `up` or `refused`, for `/readyz` and `askgate_channel_up` |
 //! | [`openapi`] | `/openapi.json` |
@@ -24,6 +25,7 @@
 pub mod api;
 pub mod auth;
 pub mod body;
+pub mod callbacks;
 pub mod channels;
 pub mod conn;
 pub mod error;

@@ -210,6 +210,8 @@ fn question_request() -> Value {
             "timeoutSeconds": {"type": ["integer", "null"], "default": 900, "description": field_description("timeoutSeconds")},
             "remind": {"type": ["array", "null"], "maxItems": 10, "items": {"type": "string", "pattern": REMINDER},
                 "description": "When to remind the person, over the agent's and the recipient's configured reminders: a share of the wait (\"50%\"), a time before it ends (\"2m before\"), or after the question was asked (\"10m\"). A point outside the wait is left out; one in the person's quiet hours waits for their end."},
+            "callbackUrl": {"type": ["string", "null"], "format": "uri", "maxLength": 2048, "pattern": NOT_BLANK,
+                "description": "Where to POST the question's result when it ends, signed by the Standard Webhooks specification, over the agent's configured callback_url: an http(s) URL on a host the agent's configuration allows ([agents.NAME] callback_hosts, or callback_url's host); any other is refused with 422 invalid_callback_url. The delivery is retried until a 2xx, for 24 hours after the end; its attempts are the resource's callbacks."},
             "escalate": {"type": ["array", "null"], "maxItems": 10,
                 "description": "An escalation ladder, over the agent's and the recipient's configured one: after each step's time without an answer, the question is delivered to that recipient too; the first answer anywhere wins. A step that cannot happen before the question ends is refused (invalid_escalation).",
                 "items": {"type": "object", "required": ["after", "to"], "additionalProperties": false, "properties": {
@@ -226,6 +228,25 @@ fn long_wait_description(max_timeout_seconds: u32) -> String {
         "{} Here (POST /v1/questions, not POST /v1/ask) a longer wait is kept rather than lowered, up to the agent token's max_timeout (agents.NAME.max_timeout: 3600 unless configured longer, at most {LONGEST_TIMEOUT_SECONDS}, 7 days; {max_timeout_seconds} is the longest any token here has); a longer one is refused with 422 invalid_timeout naming the token's limit. Poll GET /v1/questions/{{id}}?wait=N (N up to 3600) or follow its events for the answer.",
         field_description("timeoutSeconds")
     )
+}
+
+/// The `Interrupted` schema: `POST /v1/ask`'s answer when askgate stopped first.
+fn interrupted_schema() -> Value {
+    json!({
+        "type": "object", "required": ["status", "questionId"],
+        "description": "POST /v1/ask only, when askgate shut down before the question ended: it is still pending; pick its answer up with GET /v1/questions/{questionId}?wait=N once askgate is back.",
+        "properties": {"status": {"const": "pending"}, "questionId": {"type": "string"}}
+    })
+}
+
+/// The `callbacks` of the `Question` schema: its result callback's attempts.
+fn callbacks_schema() -> Value {
+    json!({"type": "array", "description": "For a question whose result is sent to a callback URL (its callbackUrl, or [agents.NAME] callback_url), in the answers of POST /v1/questions, GET /v1/questions/{id} and cancel (not in the event stream): each attempt so far, in order. status: delivered (a 2xx: never sent again), failed (tried again with backoff), gave_up (failed and the 24 hours after the end are over); httpStatus: the receiver's, null when it did not answer. Empty until the question ends.", "items": {
+                    "type": "object", "required": ["attempt", "status", "at"], "properties": {
+                        "attempt": {"type": "integer", "minimum": 1},
+                        "status": {"type": "string", "enum": ["delivered", "failed", "gave_up"]},
+                        "httpStatus": {"type": ["integer", "null"]},
+                        "at": {"type": "string", "format": "date-time"}}}})
 }
 
 fn schemas(max_timeout_seconds: u32) -> Value {
@@ -263,11 +284,7 @@ fn schemas(max_timeout_seconds: u32) -> Value {
                 {"type": "object", "required": ["status"], "properties": {"status": {"const": "delivery_failed"}}}
             ]
         },
-        "Interrupted": {
-            "type": "object", "required": ["status", "questionId"],
-            "description": "POST /v1/ask only, when askgate shut down before the question ended: it is still pending; pick its answer up with GET /v1/questions/{questionId}?wait=N once askgate is back.",
-            "properties": {"status": {"const": "pending"}, "questionId": {"type": "string"}}
-        },
+        "Interrupted": interrupted_schema(),
         "Question": {
             "type": "object",
             "properties": {
@@ -300,7 +317,8 @@ fn schemas(max_timeout_seconds: u32) -> Value {
                         "to": {"type": "string"},
                         "at": {"type": "string", "format": "date-time"},
                         "heldFrom": {"type": ["string", "null"], "format": "date-time"},
-                        "escalatedAt": {"type": ["string", "null"], "format": "date-time"}}}}
+                        "escalatedAt": {"type": ["string", "null"], "format": "date-time"}}}},
+                "callbacks": callbacks_schema()
             }
         },
         "Delivery": {

@@ -23,6 +23,22 @@ pub fn tool_result(record: &QuestionRecord) -> Option<ToolResult> {
     }
 }
 
+/// A question's result callback attempts, as `callbacks` in
+/// `GET /v1/questions/{id}`: `{attempt, status, httpStatus, at}` each.
+pub fn callbacks(attempts: &[askgate_store::CallbackAttempt]) -> Value {
+    attempts
+        .iter()
+        .map(|attempt| {
+            json!({
+                "attempt": attempt.attempt,
+                "status": attempt.status,
+                "httpStatus": attempt.http_status,
+                "at": time(attempt.at),
+            })
+        })
+        .collect()
+}
+
 /// The question resource: what was asked, of whom, where, and how it ended.
 pub fn question(record: &QuestionRecord) -> Value {
     let resolution = record.resolution.as_ref().map(|resolution| {

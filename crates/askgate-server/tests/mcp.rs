@@ -92,6 +92,7 @@ fn in_process(fixture: &Fixture) -> Arc<dyn Backend> {
         name: "one".into(),
         allowed: Allowed::All,
         max_timeout_seconds: askgate_core::request::MAX_TIMEOUT_SECONDS,
+        callback_hosts: Vec::new(),
     };
     Arc::new(EngineBackend::for_agent(fixture.state.clone(), agent))
 }
@@ -457,6 +458,7 @@ async fn without_to_the_only_recipient_the_token_may_ask_is_asked_else_the_choic
             token: TOKEN.into(),
             allowed: Allowed::Only(vec!["you".into()]),
             max_timeout_seconds: askgate_core::request::MAX_TIMEOUT_SECONDS,
+            callback_hosts: Vec::new(),
         }],
         mcp: McpSettings {
             wait: Duration::from_secs(1),
@@ -470,6 +472,7 @@ async fn without_to_the_only_recipient_the_token_may_ask_is_asked_else_the_choic
         name: "one".into(),
         allowed: Allowed::All,
         max_timeout_seconds: askgate_core::request::MAX_TIMEOUT_SECONDS,
+        callback_hosts: Vec::new(),
     };
     let (client, _) = connect(Arc::new(EngineBackend::for_agent(state.clone(), everyone))).await;
     let result = call_bounded(&client, call("ask_user", deploy_question())).await;
@@ -487,6 +490,7 @@ async fn without_to_the_only_recipient_the_token_may_ask_is_asked_else_the_choic
         name: "two".into(),
         allowed: Allowed::Only(vec!["you".into()]),
         max_timeout_seconds: askgate_core::request::MAX_TIMEOUT_SECONDS,
+        callback_hosts: Vec::new(),
     };
     let (client, _) = connect(Arc::new(EngineBackend::for_agent(state.clone(), only_you))).await;
     let result = call_bounded(&client, call("ask_user", deploy_question())).await;
@@ -524,6 +528,7 @@ async fn two_agents(mcp: McpSettings) -> Fixture {
                 token: TOKEN_TWO.into(),
                 allowed: Allowed::All,
                 max_timeout_seconds: askgate_core::request::MAX_TIMEOUT_SECONDS,
+                callback_hosts: Vec::new(),
             },
         ],
         web_keys: vec![WebKey {
@@ -751,6 +756,7 @@ async fn ask_user_over_mcp_keeps_the_contracts_hour_for_an_agent_allowed_longer(
         name: "one".into(),
         allowed: Allowed::All,
         max_timeout_seconds: 7 * 86_400,
+        callback_hosts: Vec::new(),
     };
     let (client, _) = connect(Arc::new(EngineBackend::for_agent(fixture.state.clone(), agent))).await;
     let mut question = deploy_question();

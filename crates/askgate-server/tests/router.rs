@@ -773,6 +773,7 @@ async fn many_recipients() -> Fixture {
         token: token.into(),
         allowed: askgate_server::Allowed::Only(vec![allowed.into()]),
         max_timeout_seconds: askgate_core::request::MAX_TIMEOUT_SECONDS,
+        callback_hosts: Vec::new(),
     };
     let mut settings = one_agent_one_page(TOKEN, KEY);
     settings.agents.push(limited("only_me", ONLY_ME, "me"));

@@ -15,6 +15,7 @@
 //! replies or talk to platforms, and it never reads the clock: timestamps
 //! come from the engine.
 
+mod callbacks;
 mod failures;
 mod postgres;
 mod readiness;
@@ -25,6 +26,7 @@ mod sqlite;
 mod steps;
 mod surfaces;
 
+pub use callbacks::{CallbackAttempt, CallbackStatus, DueCallback, NewCallback};
 pub use failures::{WriteFailure, WriteFailures};
 pub use postgres::PgStore;
 pub use record::{QuestionRecord, QuestionStatus, Resolution, Step, StepKind, Surface, SurfaceState, Timestamp};
@@ -186,7 +188,8 @@ impl std::fmt::Display for PendingScope {
     }
 }
 
-/// What an insert checks besides the session rule.
+/// What an insert checks besides the session rule, and what it writes
+/// beside the question in the same transaction.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct InsertRules {
     /// The agent's idempotency key for this request and a fingerprint of the
@@ -199,6 +202,9 @@ pub struct InsertRules {
     pub max_pending_per_agent: Option<u32>,
     /// At most this many pending questions per recipient.
     pub max_pending_per_recipient: Option<u32>,
+    /// The question's result callback, recorded with it; armed at once
+    /// when the question is stored already ended.
+    pub callback: Option<NewCallback>,
 }
 
 /// An agent's idempotency key and what it was sent with.
@@ -330,6 +336,28 @@ pub trait Store: Send + Sync + 'static {
     /// Pending questions with a step of their plan due at `now` or before,
     /// the longest due first, at most `limit`.
     async fn steps_due(&self, now: Timestamp, limit: u32) -> Result<Vec<QuestionRecord>, StoreError>;
+
+    /// Callbacks due at `now` or before and not leased, the longest due
+    /// first, at most `limit`, each leased until `lease_until` in the same
+    /// write: across processes, one caller takes each.
+    async fn callbacks_due(
+        &self,
+        now: Timestamp,
+        lease_until: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<DueCallback>, StoreError>;
+
+    /// Appends `attempt` to `id`'s callback and lifts its lease; `next`: when
+    /// the next attempt is due (`None`: none, delivery is over).
+    async fn record_callback(
+        &self,
+        id: &QuestionId,
+        attempt: &CallbackAttempt,
+        next: Option<Timestamp>,
+    ) -> Result<(), StoreError>;
+
+    /// `id`'s callback attempts; `None` when it has no callback.
+    async fn callback_attempts(&self, id: &QuestionId) -> Result<Option<Vec<CallbackAttempt>>, StoreError>;
 
     /// The question with this id.
     async fn get(&self, id: &QuestionId) -> Result<Option<QuestionRecord>, StoreError>;

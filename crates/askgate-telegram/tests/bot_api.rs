@@ -130,6 +130,7 @@ impl Setup {
             .engine
             .ask(NewQuestion {
                 nudges: askgate_engine::Nudges::default(),
+                callback_url: None,
                 agent: "agent".into(),
                 to: to.into(),
                 session_id: Some(session.into()),

@@ -16,6 +16,7 @@
 //! `anyhow` lives here and only here: libraries return typed errors.
 
 mod ask;
+mod callback;
 mod channels;
 mod cli;
 mod config;

@@ -16,6 +16,7 @@ use askgate_store::{PgStore, SqliteStore, Store};
 use rand::distr::{Alphanumeric, SampleString};
 use tokio::net::TcpListener;
 
+use crate::callback::{HttpSender, WebhookSecret};
 use crate::config::{Config, Secret, StoreConfig};
 
 /// How long the channels' event loops get to stop after the server has.
@@ -235,15 +236,25 @@ pub(crate) async fn serve(config: Config, file: Option<PathBuf>) -> Result<()> {
     let on_terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
     let (agents, web_keys, said) = credentials(&config, &keeper, &base, on_terminal).await?;
     announcements.extend(said);
+    let (signers, said) = webhook_secrets(&config, &keeper, on_terminal).await?;
+    announcements.extend(said);
 
     let agent_nudges = config
         .agents
         .iter()
         .map(|agent| (agent.name.clone(), agent.nudges.clone()))
         .collect();
+    let callback_urls = config
+        .agents
+        .iter()
+        .filter_map(|agent| Some((agent.name.clone(), agent.callbacks.url.clone()?)))
+        .collect();
+    let signed_agents: Vec<String> = signers.keys().cloned().collect();
+    let sender = Arc::new(HttpSender::new(signers).context("building the callbacks' HTTP client")?);
     let engine = Engine::new(store.clone(), channels, recipients, Clock::system(), metrics.clone())
         .with_limits(config.limits)
-        .with_agent_nudges(agent_nudges);
+        .with_agent_nudges(agent_nudges)
+        .with_callbacks(sender, callback_urls);
     engine.start().await.context("taking up pending questions")?;
     metrics.set_pending(
         store
@@ -273,6 +284,7 @@ pub(crate) async fn serve(config: Config, file: Option<PathBuf>) -> Result<()> {
             base: base.clone(),
             state: state.clone(),
             recipients: config.recipients.iter().map(|r| r.name.clone()).collect(),
+            signed: signed_agents,
         };
         let stopped = Shutdown::new(stopping.clone());
         let hangups = signals.hangup;
@@ -388,6 +400,7 @@ async fn credentials(
             token: token.expose().to_owned(),
             allowed: allowed.clone(),
             max_timeout_seconds: agent.max_timeout_seconds,
+            callback_hosts: agent.callbacks.hosts.clone(),
         }));
     }
     // Every recipient has a page, whichever surfaces they list: it is how
@@ -437,6 +450,48 @@ async fn credentials(
     Ok((agents, web_keys, said))
 }
 
+/// The webhook signing key of every agent that takes result callbacks:
+/// its `webhook_secret`, or one askgate generates (`whsec_` and 40 letters
+/// and digits, which are base64 of 30 bytes) and keeps like the tokens; a
+/// line for each generated one saying where it is. The secret itself is
+/// shown once: when it was just created and stdout is the admin's own
+/// terminal (elsewhere, journald or `docker logs`, never).
+async fn webhook_secrets(
+    config: &Config,
+    keeper: &Keeper,
+    on_terminal: bool,
+) -> Result<(std::collections::BTreeMap<String, WebhookSecret>, Vec<String>)> {
+    let mut said = Vec::new();
+    let mut signers = std::collections::BTreeMap::new();
+    for agent in config.agents.iter().filter(|agent| agent.callbacks.enabled()) {
+        let secret = if let Some(secret) = &agent.callbacks.secret {
+            secret.clone()
+        } else {
+            let name = format!("webhook-secret-{}", agent.name);
+            let kept = keeper.secret(&name, "whsec_").await?;
+            said.push(if kept.created && on_terminal {
+                format!(
+                    "webhook secret for \"{}\" (created, shown once): {} (kept in {})",
+                    agent.name,
+                    kept.secret.expose(),
+                    keeper.place(&name)
+                )
+            } else {
+                format!(
+                    "webhook secret for \"{}\"{}: in {}",
+                    agent.name,
+                    if kept.created { " (created)" } else { "" },
+                    keeper.place(&name)
+                )
+            });
+            WebhookSecret::parse(kept.secret.expose())
+                .map_err(|error| anyhow::anyhow!("the kept secret {} is not valid: {error}", keeper.place(&name)))?
+        };
+        signers.insert(agent.name.clone(), secret);
+    }
+    Ok((signers, said))
+}
+
 /// What `SIGHUP` reloads: the agent tokens and page keys, from the file
 /// `serve` was started on. Everything else in the file takes effect at the
 /// next start.
@@ -448,6 +503,9 @@ struct Reload {
     /// The recipients the engine knows: a page key for any other waits for
     /// a restart, with the rest of that recipient.
     recipients: Vec<String>,
+    /// The agents with a webhook secret since the start: another agent's
+    /// callback hosts wait for a restart, which gives it its secret.
+    signed: Vec<String>,
 }
 
 impl Reload {
@@ -510,6 +568,18 @@ impl Reload {
             .into_iter()
             .filter(|key| self.recipients.contains(&key.recipient))
             .collect();
+        let mut agents = agents;
+        let mut unsigned = std::collections::BTreeSet::new();
+        for agent in agents
+            .iter_mut()
+            .filter(|agent| !agent.callback_hosts.is_empty() && !self.signed.contains(&agent.name))
+        {
+            agent.callback_hosts.clear();
+            unsigned.insert(agent.name.clone());
+        }
+        for agent in unsigned {
+            tracing::warn!(%agent, "result callbacks for an agent that had none take effect when askgate restarts");
+        }
         let (tokens, keys) = (agents.len(), web_keys.len());
         self.state.set_credentials(agents, web_keys);
         for line in said {

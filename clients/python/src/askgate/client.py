@@ -88,6 +88,7 @@ class _Base:
         tool_call_id: str | None,
         remind: Iterable[str] | None,
         escalate: Iterable[EscalationStep | Mapping[str, Any]] | None,
+        callback_url: str | None = None,
     ) -> dict[str, Any]:
         request = CreateQuestionRequest(
             to=to,
@@ -98,6 +99,7 @@ class _Base:
             tool_call_id=tool_call_id,
             remind=list(remind) if remind is not None else None,
             escalate=[EscalationStep.model_validate(step) for step in escalate] if escalate is not None else None,
+            callback_url=callback_url,
         )
         return request.body()
 
@@ -231,15 +233,20 @@ class Client(_Base):
         remind: Iterable[str] | None = None,
         escalate: Iterable[EscalationStep | Mapping[str, Any]] | None = None,
         idempotency_key: str | None = None,
+        callback_url: str | None = None,
     ) -> Question:
         """``POST /v1/questions``: asks and returns at once with the question
         resource. With ``idempotency_key`` (or ``tool_call_id``), asking
         again with the same request returns the same question. ``to`` left
-        out is the token's only recipient, when it has one."""
+        out is the token's only recipient, when it has one. ``callback_url``:
+        askgate POSTs the result there when the question ends, signed by
+        Standard Webhooks (docs/webhooks.md), instead of being waited for."""
         if to is None:
             self._agent = self._agent or self.agent()
             to = self._only_recipient(self._agent)
-        body = self._request_body(questions, to, timeout_seconds, session_id, run_id, tool_call_id, remind, escalate)
+        body = self._request_body(
+            questions, to, timeout_seconds, session_id, run_id, tool_call_id, remind, escalate, callback_url
+        )
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
         return self._once(lambda: self._send("POST", "/v1/questions", Question, json=body, headers=headers))
 
@@ -389,12 +396,15 @@ class AsyncClient(_Base):
         remind: Iterable[str] | None = None,
         escalate: Iterable[EscalationStep | Mapping[str, Any]] | None = None,
         idempotency_key: str | None = None,
+        callback_url: str | None = None,
     ) -> Question:
         """``POST /v1/questions``: as :meth:`Client.ask`."""
         if to is None:
             self._agent = self._agent or await self.agent()
             to = self._only_recipient(self._agent)
-        body = self._request_body(questions, to, timeout_seconds, session_id, run_id, tool_call_id, remind, escalate)
+        body = self._request_body(
+            questions, to, timeout_seconds, session_id, run_id, tool_call_id, remind, escalate, callback_url
+        )
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
         return await self._once(lambda: self._send("POST", "/v1/questions", Question, json=body, headers=headers))
 

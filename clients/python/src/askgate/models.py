@@ -23,6 +23,7 @@ __all__ = [
     "AnsweredBy",
     "AnsweredResult",
     "AskQuestion",
+    "CallbackAttempt",
     "CreateQuestionRequest",
     "Delivery",
     "DeliveredMessage",
@@ -106,6 +107,9 @@ class QuestionRequest(_Request):
     """When to remind the person: ``"50%"``, ``"2m before"``, ``"10m"``."""
     escalate: list[EscalationStep] | None = None
     """An escalation ladder over the configured one."""
+    callback_url: str | None = None
+    """Where askgate POSTs the result when the question ends, signed by
+    Standard Webhooks (a host the agent's configuration allows)."""
 
     def body(self) -> dict[str, Any]:
         """The JSON body, without the fields left unset."""
@@ -212,6 +216,15 @@ class Escalation(_Response):
     escalated_at: datetime | None = None
 
 
+class CallbackAttempt(_Response):
+    """One attempt at sending the question's result to its callback URL."""
+
+    attempt: int
+    status: Literal["delivered", "failed", "gave_up"]
+    http_status: int | None = None
+    at: datetime
+
+
 class Question(_Response):
     """The question resource (schema ``Question``), as ``POST
     /v1/questions``, ``GET /v1/questions/{id}`` and ``cancel`` return it."""
@@ -233,6 +246,7 @@ class Question(_Response):
     result: ToolResult | None = Field(default=None, discriminator="status")
     reminders: list[Reminder] = Field(default_factory=list)
     escalations: list[Escalation] = Field(default_factory=list)
+    callbacks: list[CallbackAttempt] | None = None
 
     @property
     def ended(self) -> bool:

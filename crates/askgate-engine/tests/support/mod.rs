@@ -145,6 +145,7 @@ pub(crate) fn question(to: &str, request: AskRequest) -> NewQuestion {
         request,
         idempotency_key: None,
         nudges: askgate_engine::Nudges::default(),
+        callback_url: None,
     }
 }
 

@@ -61,6 +61,7 @@ impl Service {
                 token: AGENT_TOKEN.to_owned(),
                 allowed: Allowed::All,
                 max_timeout_seconds: askgate_core::request::MAX_TIMEOUT_SECONDS,
+                callback_hosts: Vec::new(),
             }],
             web_keys: vec![WebKey {
                 key: WEB_KEY.to_owned(),

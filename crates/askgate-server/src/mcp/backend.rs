@@ -239,6 +239,7 @@ impl Backend for EngineBackend {
         api::check_to(&self.state.0.engine, agent, &ask.to)?;
         let question = NewQuestion {
             nudges: askgate_engine::Nudges::default(),
+            callback_url: None,
             agent: agent.name.clone(),
             to: ask.to,
             session_id: ask.session_id,

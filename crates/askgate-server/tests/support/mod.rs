@@ -40,6 +40,7 @@ pub(crate) fn agent_one(token: &str) -> AgentToken {
         token: token.into(),
         allowed: Allowed::All,
         max_timeout_seconds: askgate_core::request::MAX_TIMEOUT_SECONDS,
+        callback_hosts: Vec::new(),
     }
 }
 

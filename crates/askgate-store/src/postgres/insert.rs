@@ -1,6 +1,6 @@
 //! [`crate::Store::insert_with`] on PostgreSQL: one transaction checks the
 //! idempotency key, locks and reads the counters of capped scopes, and
-//! inserts the row (and the key's row).
+//! inserts the row (and the key's row, and the callback's).
 //!
 //! Two replicas inserting at once can collide on a unique index: the same
 //! idempotency key (both saw none), the same agent session (both saw it
@@ -141,6 +141,9 @@ async fn attempt(
             return Ok(Attempt::Collided(constraint));
         }
         keyed?;
+    }
+    if let Some(callback) = &rules.callback {
+        super::callbacks::add(tx, &question.id, callback).await?;
     }
     Ok(Attempt::Done(Inserted::New))
 }

@@ -23,6 +23,7 @@
 //! once, after the upgrade policy of `crate::schema` let this askgate run
 //! against it.
 
+mod callbacks;
 mod check;
 mod feed;
 mod insert;
@@ -617,6 +618,28 @@ impl Store for Pg {
         .execute(&self.pool)
         .await?;
         Ok(set.rows_affected() == 1)
+    }
+
+    async fn callbacks_due(
+        &self,
+        now: Timestamp,
+        lease_until: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<crate::DueCallback>, StoreError> {
+        callbacks::due(&self.pool, now, lease_until, limit).await
+    }
+
+    async fn record_callback(
+        &self,
+        id: &QuestionId,
+        attempt: &crate::CallbackAttempt,
+        next: Option<Timestamp>,
+    ) -> Result<(), StoreError> {
+        callbacks::record(&self.pool, id, attempt, next).await
+    }
+
+    async fn callback_attempts(&self, id: &QuestionId) -> Result<Option<Vec<crate::CallbackAttempt>>, StoreError> {
+        callbacks::attempts(&self.pool, id).await
     }
 
     async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {

@@ -210,6 +210,28 @@ impl Store for PgStore {
         self.noted(self.inner.set_setting_leased(key, value, lease, owner, now).await)
     }
 
+    async fn callbacks_due(
+        &self,
+        now: Timestamp,
+        lease_until: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<crate::DueCallback>, StoreError> {
+        self.noted(self.inner.callbacks_due(now, lease_until, limit).await)
+    }
+
+    async fn record_callback(
+        &self,
+        id: &QuestionId,
+        attempt: &crate::CallbackAttempt,
+        next: Option<Timestamp>,
+    ) -> Result<(), StoreError> {
+        self.noted(self.inner.record_callback(id, attempt, next).await)
+    }
+
+    async fn callback_attempts(&self, id: &QuestionId) -> Result<Option<Vec<crate::CallbackAttempt>>, StoreError> {
+        self.inner.callback_attempts(id).await
+    }
+
     async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
         self.inner.setting(key).await
     }

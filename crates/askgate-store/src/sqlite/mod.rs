@@ -14,6 +14,7 @@
 //! `migrations/sqlite`, applied on open after the upgrade policy of
 //! `crate::schema` let this askgate run against it.
 
+mod callbacks;
 mod header;
 mod health;
 mod writer;
@@ -552,6 +553,37 @@ impl Store for SqliteStore {
         self.writer
             .write(move |conn| writes::set_setting_leased(conn, &key, &value, &lease, &owner, now))
             .await
+    }
+
+    async fn callbacks_due(
+        &self,
+        now: Timestamp,
+        lease_until: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<crate::DueCallback>, StoreError> {
+        self.writer
+            .write(move |conn| callbacks::due(conn, now, lease_until, limit))
+            .await
+    }
+
+    async fn record_callback(
+        &self,
+        id: &QuestionId,
+        attempt: &crate::CallbackAttempt,
+        next: Option<Timestamp>,
+    ) -> Result<(), StoreError> {
+        let (id, attempt) = (id.clone(), attempt.clone());
+        self.writer
+            .write(move |conn| callbacks::record(conn, &id, &attempt, next))
+            .await
+    }
+
+    async fn callback_attempts(&self, id: &QuestionId) -> Result<Option<Vec<crate::CallbackAttempt>>, StoreError> {
+        let attempts: Option<String> = sqlx::query_scalar("SELECT attempts FROM callbacks WHERE question_id = ?")
+            .bind(id.as_str())
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(attempts.as_deref().map(crate::callbacks::decode_attempts))
     }
 
     async fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {

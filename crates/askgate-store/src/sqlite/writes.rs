@@ -30,7 +30,7 @@ pub(super) struct NewQuestion {
 }
 
 /// [`crate::Store::insert_with`]: the idempotency key, the caps, then the
-/// row (and the key's row).
+/// row (and the key's row, and the callback's).
 pub(super) fn insert(conn: &Connection, new: &NewQuestion, rules: &InsertRules) -> Result<Inserted, StoreError> {
     let question = &new.record;
     if let Some(key) = &rules.idempotency
@@ -91,6 +91,9 @@ pub(super) fn insert(conn: &Connection, new: &NewQuestion, rules: &InsertRules) 
                 statement.execute(params![question.agent, key.key, key.fingerprint, question.id.as_str()])
             })
             .map_err(unavailable)?;
+    }
+    if let Some(callback) = &rules.callback {
+        super::callbacks::add(conn, &question.id, callback)?;
     }
     Ok(Inserted::New)
 }

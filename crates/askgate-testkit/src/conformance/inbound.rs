@@ -526,6 +526,7 @@ impl<'a> Person<'a> {
             .engine
             .ask(NewQuestion {
                 nudges: askgate_engine::Nudges::default(),
+                callback_url: None,
                 agent: "conformance".into(),
                 to: to.into(),
                 session_id: Some(format!("inbound-{session}")),

@@ -10,12 +10,14 @@ use askgate_adapter::config::{ChannelSettings, ConfigCheck, ServerContext};
 
 use crate::channels::kinds;
 
+mod callbacks;
 mod log;
 mod recipients;
 mod waiting;
 
 pub(crate) use askgate_adapter::config::{Problem, Problems, Secret};
 use askgate_store::PgStore;
+pub(crate) use callbacks::AgentCallbacks;
 pub(crate) use log::{DEFAULT_LEVEL as DEFAULT_LOG_LEVEL, LogConfig, LogFormat};
 use recipients::RawRecipient;
 pub(crate) use recipients::RecipientConfig;
@@ -88,6 +90,8 @@ pub(crate) struct AgentConfig {
     /// `max_timeout`: the longest `timeoutSeconds` `POST /v1/questions`
     /// takes from this agent, in seconds (the contract's hour by default).
     pub(crate) max_timeout_seconds: u32,
+    /// Where its questions' results are sent, and how they are signed.
+    pub(crate) callbacks: AgentCallbacks,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -157,6 +161,9 @@ struct RawAgent {
     escalate: Option<Vec<waiting::RawEscalation>>,
     /// A duration (`"8h"`, `"7d"`) or whole seconds.
     max_timeout: Option<toml::Value>,
+    callback_url: Option<String>,
+    callback_hosts: Option<Vec<String>>,
+    webhook_secret: Option<String>,
 }
 
 /// A channel: its `type`, and the rest for that kind to read.
@@ -363,7 +370,15 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
             None,
             &mut check,
         );
+        let callbacks = callbacks::agent_callbacks(
+            name,
+            agent.callback_url.as_deref(),
+            agent.callback_hosts.as_deref(),
+            agent.webhook_secret.as_deref(),
+            &mut check,
+        );
         agents.push(AgentConfig {
+            callbacks,
             name: name.clone(),
             tokens,
             recipients: allowed,

@@ -496,3 +496,34 @@ fn an_agents_max_timeout_is_a_duration_or_seconds_from_an_hour_to_a_week() {
         assert!(problems[0].fix.contains("\"7d\""), "{value}: {}", problems[0].fix);
     }
 }
+
+#[test]
+fn callbacks_are_read_their_hosts_allowed_and_a_bad_url_host_or_secret_refused() {
+    let rest = "[channels.web]\ntype = \"web\"\n[recipients.me]\nchannel = \"web\"\n";
+    let text = format!(
+        "[agents.a]\nrecipients = [\"*\"]\ncallback_url = \"https://Hooks.Example.com/askgate\"\ncallback_hosts = [\"other.example.com\"]\nwebhook_secret = \"${{S}}\"\n{rest}"
+    );
+    let env = |name: &str| (name == "S").then(|| "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_owned());
+    let config = parse(&text, &env).unwrap();
+    let callbacks = &config.agents[0].callbacks;
+    assert_eq!(callbacks.url.as_deref(), Some("https://Hooks.Example.com/askgate"));
+    assert!(callbacks.enabled());
+    // callback_url's host, lower-cased, and the listed ones.
+    assert_eq!(callbacks.hosts, ["hooks.example.com", "other.example.com"]);
+    assert!(callbacks.secret.is_some());
+    assert!(!format!("{config:?}").contains("MfKQ9r8"));
+
+    let plain = parse(&format!("[agents.a]\nrecipients = [\"*\"]\n{rest}"), &no_env).unwrap();
+    assert!(!plain.agents[0].callbacks.enabled());
+
+    assert_eq!(
+        problems(&format!(
+            "[agents.a]\nrecipients = [\"*\"]\ncallback_url = \"hooks.example.com\"\ncallback_hosts = [\"https://x/\"]\nwebhook_secret = \"not-a-whsec-secret-at-all\"\n{rest}"
+        )),
+        [
+            "agents.a.callback_url",
+            "agents.a.callback_hosts[0]",
+            "agents.a.webhook_secret"
+        ]
+    );
+}

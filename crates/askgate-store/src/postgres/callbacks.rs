@@ -1,0 +1,102 @@
+//! [`crate::Store`]'s callbacks on PostgreSQL: every replica sweeps, and
+//! `FOR UPDATE SKIP LOCKED` with a lease lets one replica send each attempt.
+
+use askgate_core::QuestionId;
+
+use crate::callbacks::{decode_attempts, encode_attempts};
+use crate::row::decode_id;
+use crate::{CallbackAttempt, DueCallback, NewCallback, StoreError, Timestamp};
+
+/// Records the callback of the question just inserted in `tx`
+/// ([`crate::InsertRules::callback`]): armed at once when the question was
+/// stored already ended (the trigger only arms those that end after).
+pub(super) async fn add(
+    tx: &mut sqlx::Transaction<'static, sqlx::Postgres>,
+    id: &QuestionId,
+    callback: &NewCallback,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO callbacks (question_id, url, window_ms, due_at, until) \
+         SELECT id, $2, $3, CASE WHEN status <> 'pending' THEN resolved_at END, \
+                CASE WHEN status <> 'pending' THEN resolved_at + $3 END \
+         FROM questions WHERE id = $1 \
+         ON CONFLICT (question_id) DO NOTHING",
+    )
+    .bind(id.as_str())
+    .bind(&callback.url)
+    .bind(callback.window_ms)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// [`crate::Store::callbacks_due`].
+pub(super) async fn due(
+    pool: &sqlx::PgPool,
+    now: Timestamp,
+    lease_until: Timestamp,
+    limit: u32,
+) -> Result<Vec<DueCallback>, StoreError> {
+    let rows: Vec<(String, String, String, Option<i64>)> = sqlx::query_as(
+        "UPDATE callbacks SET leased_until = $2 WHERE question_id IN \
+         (SELECT question_id FROM callbacks WHERE due_at IS NOT NULL AND due_at <= $1 \
+          AND (leased_until IS NULL OR leased_until <= $1) ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED) \
+         RETURNING question_id, url, attempts, until",
+    )
+    .bind(now)
+    .bind(lease_until)
+    .bind(i64::from(limit))
+    .fetch_all(pool)
+    .await?;
+    rows.into_iter()
+        .map(|(id, url, attempts, until)| {
+            Ok(DueCallback {
+                question_id: decode_id(&id)?,
+                url,
+                attempts: decode_attempts(&attempts),
+                until: until.unwrap_or(now),
+            })
+        })
+        .collect()
+}
+
+/// [`crate::Store::record_callback`]: the row held `FOR UPDATE` between
+/// the read and the write.
+pub(super) async fn record(
+    pool: &sqlx::PgPool,
+    id: &QuestionId,
+    attempt: &CallbackAttempt,
+    next: Option<Timestamp>,
+) -> Result<(), StoreError> {
+    let mut tx = pool.begin().await?;
+    let attempts: Option<String> =
+        sqlx::query_scalar("SELECT attempts FROM callbacks WHERE question_id = $1 FOR UPDATE")
+            .bind(id.as_str())
+            .fetch_optional(&mut *tx)
+            .await?;
+    let Some(attempts) = attempts else {
+        return Ok(());
+    };
+    let mut attempts = decode_attempts(&attempts);
+    attempts.push(attempt.clone());
+    sqlx::query("UPDATE callbacks SET attempts = $2, due_at = $3, leased_until = NULL WHERE question_id = $1")
+        .bind(id.as_str())
+        .bind(encode_attempts(&attempts))
+        .bind(next)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// [`crate::Store::callback_attempts`].
+pub(super) async fn attempts(
+    pool: &sqlx::PgPool,
+    id: &QuestionId,
+) -> Result<Option<Vec<crate::CallbackAttempt>>, StoreError> {
+    let attempts: Option<String> = sqlx::query_scalar("SELECT attempts FROM callbacks WHERE question_id = $1")
+        .bind(id.as_str())
+        .fetch_optional(pool)
+        .await?;
+    Ok(attempts.as_deref().map(decode_attempts))
+}
