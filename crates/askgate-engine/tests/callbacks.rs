@@ -154,11 +154,13 @@ async fn a_receiver_that_keeps_failing_is_given_up_on_when_the_window_closes() {
     h.engine.cancel("agent-1", &record.id).await.unwrap();
     let window = CALLBACK_WINDOW.as_secs();
     let mut given_up = false;
-    // The clock in ten-minute leaps (the longest pause), a sweep after each.
+    // The clock in ten-minute leaps (the longest pause), a sweep after each,
+    // and the attempt it made recorded before the next leap (on a busy
+    // machine it can take longer than the sweep's few yields).
     for _ in 0..(window / 600 + 3) {
         h.clock.advance(Duration::from_secs(599));
         advance_until(&h, 1, || false).await;
-        let attempts = support_attempts(&h, &record).await;
+        let attempts = recorded(&h, &sender, &record).await;
         if attempts.last().is_some_and(|a| a.status == CallbackStatus::GaveUp) {
             given_up = true;
             break;
@@ -181,6 +183,23 @@ async fn a_receiver_that_keeps_failing_is_given_up_on_when_the_window_closes() {
             !advance_until(&h, 1, || sender.calls().len() > count).await,
             "nothing after giving up"
         );
+    }
+}
+
+/// The attempts once every call the sender saw is recorded (at most
+/// [`PATIENCE`] of real time, the clock standing).
+async fn recorded(h: &support::Harness, sender: &Scripted, record: &QuestionRecord) -> Vec<CallbackAttempt> {
+    let deadline = std::time::Instant::now() + PATIENCE;
+    loop {
+        let attempts = support_attempts(h, record).await;
+        if attempts.len() >= sender.calls().len() {
+            return attempts;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "an attempt not recorded within {PATIENCE:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
 

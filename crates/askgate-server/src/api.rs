@@ -429,7 +429,7 @@ pub(crate) async fn create_question(
     } else {
         state.wait(&record.id, wait).await?
     };
-    let body = Json(question_resource(engine, &record).await);
+    let body = Json(question_resource(engine, &agent, &record).await);
     Ok(if replayed {
         // The first request created it; this one finds it (RFC 9110: 200).
         (StatusCode::OK, [(REPLAYED_HEADER, "true")], body).into_response()
@@ -448,15 +448,20 @@ pub(crate) async fn get_question(
     let wait = query.duration()?;
     let id = question_id(&id)?;
     let record = state.wait_for_agent(&agent.name, &id, wait).await?;
-    Ok(Json(question_resource(&state.0.engine, &record).await))
+    Ok(Json(question_resource(&state.0.engine, &agent, &record).await))
 }
 
 /// The question resource with its result callback's attempts (`callbacks`),
 /// as the routes that answer with one question show it. Only a question
 /// with a result callback has the list; one that cannot be read now is left
-/// out rather than failing the whole request.
-async fn question_resource(engine: &Engine, record: &askgate_store::QuestionRecord) -> Value {
+/// out rather than failing the whole request. The attempts are read only
+/// for an agent that takes callbacks: the others' answers cost no extra
+/// store read.
+async fn question_resource(engine: &Engine, agent: &Agent, record: &askgate_store::QuestionRecord) -> Value {
     let mut body = resource::question(record);
+    if agent.callback_hosts.is_empty() {
+        return body;
+    }
     if let Ok(Some(attempts)) = engine.callback_attempts(&record.id).await
         && let Some(fields) = body.as_object_mut()
     {
@@ -529,7 +534,7 @@ pub(crate) async fn cancel_question(
 ) -> Result<Json<Value>, ApiError> {
     let id = question_id(&id)?;
     let record = state.0.engine.cancel(&agent.name, &id).await?;
-    Ok(Json(question_resource(&state.0.engine, &record).await))
+    Ok(Json(question_resource(&state.0.engine, &agent, &record).await))
 }
 
 /// `POST /v1/runs/{runId}/abort`: cancel every pending question of the run.
