@@ -110,9 +110,13 @@ async fn an_older_askgate_serves_a_compatible_newer_schema_and_refuses_an_incomp
     );
     server.kill();
 
-    // A later migration declares that only an askgate that knows 9999 may run.
+    // A later migration declares that only an askgate that knows 9999 may
+    // run (over the floor an earlier migration may have set).
     schema
-        .execute("INSERT INTO settings (key, value) VALUES ('schema.oldest_compatible', '9999')")
+        .execute(
+            "INSERT INTO settings (key, value) VALUES ('schema.oldest_compatible', '9999') \
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )
         .await;
     let (code, stderr) = serve_refused(server.config_path()).await;
     assert_eq!(code, Some(2), "{stderr}");

@@ -440,7 +440,9 @@ impl Engine {
     /// gets a timer here too, and one that ended there wakes the agents
     /// waiting here and the live views; and every [`SWEEP_EVERY`] it expires
     /// whatever is due ([`Store::expire_due`]), so that no question outlives
-    /// its deadline because the process that knew of it is gone.
+    /// its deadline because the process that knew of it is gone, and reads
+    /// again the questions waited on here ([`Store::ended_among`]), so that
+    /// no wait outlives an answer whose notification never came.
     pub async fn run_timers(&self, shutdown: impl std::future::Future<Output = ()>) {
         tokio::pin!(shutdown);
         // Failed attempts to store each expiry (a locked database, a full
@@ -570,6 +572,7 @@ impl Engine {
     /// replica each, the one that takes the question's `deliver:<id>` lease.
     async fn sweep(&self) {
         self.expire_due().await;
+        self.catch_up_waits().await;
         let now = self.inner.clock.now();
         let asked_before = now.saturating_sub(millis(REDELIVER_AFTER));
         let left = match self.inner.store.undelivered(asked_before, SWEEP_BATCH).await {
@@ -593,6 +596,35 @@ impl Engine {
                 }
                 Ok(false) => {}
                 Err(error) => warn!(question = %record.id, %error, "could not take a prompt's delivery over"),
+            }
+        }
+    }
+
+    /// Ends the waits on questions that ended elsewhere without this
+    /// process hearing of it: another replica was killed between its commit
+    /// and its notification. One read of every question waited on here.
+    async fn catch_up_waits(&self) {
+        let ids: Vec<QuestionId> = self
+            .inner
+            .waiters
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+            .cloned()
+            .collect();
+        for ids in ids.chunks(SWEEP_BATCH as usize) {
+            match self.inner.store.ended_among(ids).await {
+                Ok(ended) => {
+                    for record in ended {
+                        self.lock_deadlines().remove(&(record.expires_at, record.id.clone()));
+                        self.wake_waiters(&record.id, Some(&record));
+                        self.publish(record);
+                    }
+                }
+                Err(error) => {
+                    warn!(%error, "could not read the questions waited on here; trying again at the next sweep");
+                    return;
+                }
             }
         }
     }

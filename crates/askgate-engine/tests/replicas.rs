@@ -187,15 +187,21 @@ async fn the_sweep_expires_a_due_question_nobody_told_this_replica_of() {
     let clock = Clock::manual(START);
     let b = Replica::start(&schema, &clock).await;
     let mut watching = b.engine.subscribe();
-    // A replica whose notifications never arrive: the trigger is off while it asks.
-    schema
-        .execute("ALTER TABLE questions DISABLE TRIGGER questions_notify_change")
-        .await;
+    // A replica killed before its notification went out: its question is
+    // copied into a row of its own behind every store's back (nobody is
+    // notified of a row written in SQL).
     let a = Replica::start(&schema, &clock).await;
-    let id = a.engine.ask(question("alice", single())).await.unwrap().id;
+    let asked = a.engine.ask(question("alice", single())).await.unwrap().id;
     a.kill();
+    let id = QuestionId::parse("01HZX0000000000000000000Z9").unwrap();
     schema
-        .execute("ALTER TABLE questions ENABLE TRIGGER questions_notify_change")
+        .execute(&format!(
+            "INSERT INTO questions (id, status, agent, session_id, run_id, recipient, surfaces, locale, \
+             request, created_at, expires_at, progress, resolution, resolved_at, finished, steps, next_step_at) \
+             SELECT '{id}', status, agent, NULL, run_id, recipient, surfaces, locale, request, created_at, \
+             expires_at, progress, resolution, resolved_at, finished, steps, next_step_at \
+             FROM questions WHERE id = '{asked}'"
+        ))
         .await;
 
     clock.advance(Duration::from_secs(61));
@@ -367,6 +373,43 @@ async fn after_the_feed_lost_its_connection_views_re_read_and_waits_catch_up() {
             break;
         }
     }
+    a.kill();
+    b.kill();
+}
+
+/// A replica killed between committing an answer and notifying the others
+/// of it (here: the row written behind every store's back, so nobody is
+/// notified): the wait held by another replica still ends, at its next sweep.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_ends_at_the_next_sweep_when_the_change_was_never_notified() {
+    let (schema, clock, a, b) = two_replicas().await;
+    let asked = a.engine.ask(question("alice", single())).await.unwrap();
+    let waiting = wait_in_background(&a.engine, &asked.id);
+    let resolution = askgate_store::Resolution {
+        status: QuestionStatus::Cancelled,
+        at: START + 1_000,
+        by: None,
+        answers: None,
+        reason: Some("cancelled".to_owned()),
+        via: None,
+        surface: None,
+    };
+    schema
+        .execute(&format!(
+            "UPDATE questions SET status = 'cancelled', resolution = '{}', resolved_at = {} WHERE id = '{}'",
+            serde_json::to_string(&resolution).unwrap(),
+            resolution.at,
+            asked.id
+        ))
+        .await;
+    // Nothing was notified: the wait holds (as long as A's clock stands).
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiting.is_finished(), "no notification, no sweep: still waiting");
+    // A's sweep reads the questions waited on there.
+    clock.advance(SWEEP_EVERY);
+    let ended = ended_wait(waiting).await;
+    assert_eq!(ended.status, QuestionStatus::Cancelled);
+    assert_eq!(a.engine.waiting(), 0);
     a.kill();
     b.kill();
 }

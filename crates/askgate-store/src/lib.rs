@@ -526,6 +526,11 @@ pub trait Store: Send + Sync + 'static {
     /// Pending questions of one agent run, oldest first.
     async fn pending_in_run(&self, agent: &str, run_id: &str) -> Result<Vec<QuestionRecord>, StoreError>;
 
+    /// Of the questions `ids`, those that have ended (in no order): how a
+    /// replica catches up with a change whose notification it never heard
+    /// (the writer was killed between its commit and its notification).
+    async fn ended_among(&self, ids: &[QuestionId]) -> Result<Vec<QuestionRecord>, StoreError>;
+
     /// Remembers an inbound platform event; true the first time it is seen,
     /// false for a redelivery.
     async fn record_event(&self, channel: &str, event_id: &str) -> Result<bool, StoreError>;

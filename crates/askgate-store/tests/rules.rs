@@ -16,6 +16,7 @@ on_both_stores! {
     caps_count_pending_questions_per_agent_and_per_recipient,
     a_retry_finds_its_question_even_when_the_cap_is_reached_since,
     pending_counts_stay_exact_through_concurrent_inserts_refusals_resolutions_and_pruning,
+    a_cap_holds_exactly_when_concurrent_inserts_start_far_below_it_and_reach_it,
 }
 
 fn keyed(key: &str, fingerprint: &str) -> InsertRules {
@@ -147,7 +148,8 @@ async fn counted(fresh: &Fresh, scope: &str) -> (i64, i64) {
 async fn recipient_counted(fresh: &Fresh, who: &str) -> (i64, i64) {
     let kept = fresh
         .int(&format!(
-            "SELECT pending FROM pending_counts WHERE scope = 'recipient' AND who = '{who}'"
+            "SELECT CAST(coalesce(sum(pending), 0) AS BIGINT) FROM pending_counts \
+             WHERE scope = 'recipient' AND who = '{who}'"
         ))
         .await;
     let counted = fresh
@@ -239,4 +241,38 @@ async fn pending_counts_stay_exact_through_concurrent_inserts_refusals_resolutio
             .await,
         Err(StoreError::TooManyPending { .. })
     ));
+}
+
+/// A cap above PostgreSQL's `max_connections` (100 on the test server) lets
+/// the first inserts take the path that locks nothing exclusively; the rest
+/// come near the cap and take the exact one. Together, with 150 at once for
+/// a cap of 110, exactly 110 get in.
+async fn a_cap_holds_exactly_when_concurrent_inserts_start_far_below_it_and_reach_it(fresh: Fresh) {
+    let store = fresh.store();
+    let rules = InsertRules {
+        max_pending_per_agent: Some(110),
+        max_pending_per_recipient: Some(120),
+        ..InsertRules::default()
+    };
+    let mut inserts = tokio::task::JoinSet::new();
+    for n in 0..150_i64 {
+        let (store, rules) = (store.clone(), rules.clone());
+        let record = question(&format!("01HZX0000000000000000F{n:04}"), 1_000 + n);
+        inserts.spawn(async move { store.insert_with(&record, &rules).await });
+    }
+    let (mut accepted, mut refused) = (0, 0);
+    while let Some(joined) = inserts.join_next().await {
+        match joined.unwrap() {
+            Ok(Inserted::New) => accepted += 1,
+            Err(StoreError::TooManyPending { scope, limit }) => {
+                assert_eq!((scope, limit), (PendingScope::Agent("build-bot".into()), 110));
+                refused += 1;
+            }
+            other => panic!("unexpected insert outcome {other:?}"),
+        }
+    }
+    assert_eq!((accepted, refused), (110, 40));
+    assert_eq!(counted(&fresh, "agent").await, (110, 110));
+    assert_eq!(store.count_pending().await.unwrap(), 110);
+    assert_eq!(store.count_pending_for_recipient("alice").await.unwrap(), 110);
 }

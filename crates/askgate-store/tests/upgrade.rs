@@ -72,9 +72,13 @@ async fn a_newer_compatible_schema_is_used_and_an_incompatible_one_refused(fresh
         known + 1
     );
 
-    // A later migration declares that an askgate must know 9999 to run.
+    // A later migration declares that an askgate must know 9999 to run
+    // (over the floor an earlier migration may have set).
     fresh
-        .execute("INSERT INTO settings (key, value) VALUES ('schema.oldest_compatible', '9999')")
+        .execute(
+            "INSERT INTO settings (key, value) VALUES ('schema.oldest_compatible', '9999') \
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )
         .await;
     let Err(error) = fresh.try_reopen().await else {
         panic!("a schema that needs a newer askgate opened");

@@ -96,7 +96,7 @@ impl Cpu {
 /// A `stat` line's command name and its user + system time. The times are
 /// in clock ticks of `USER_HZ`, which Linux fixes at 100 a second for
 /// user space.
-fn thread_cpu(stat: &str) -> Result<(String, Duration)> {
+pub(crate) fn thread_cpu(stat: &str) -> Result<(String, Duration)> {
     let (head, rest) = stat.rsplit_once(") ").ok_or("a stat line without its command name")?;
     let name = head.split_once('(').map_or("", |(_, name)| name).to_owned();
     // `rest` starts at field 3 (state); utime and stime are fields 14 and 15.

@@ -1,34 +1,12 @@
 //! [`crate::Store`]'s callbacks on PostgreSQL: every replica sweeps, and
 //! `FOR UPDATE SKIP LOCKED` with a lease lets one replica send each attempt.
+//! A callback is written by the question's insert (`insert.rs`).
 
 use askgate_core::QuestionId;
 
 use crate::callbacks::{decode_attempts, encode_attempts};
 use crate::row::decode_id;
-use crate::{CallbackAttempt, DueCallback, NewCallback, StoreError, Timestamp};
-
-/// Records the callback of the question just inserted in `tx`
-/// ([`crate::InsertRules::callback`]): armed at once when the question was
-/// stored already ended (the trigger only arms those that end after).
-pub(super) async fn add(
-    tx: &mut sqlx::Transaction<'static, sqlx::Postgres>,
-    id: &QuestionId,
-    callback: &NewCallback,
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO callbacks (question_id, url, window_ms, due_at, until) \
-         SELECT id, $2, $3, CASE WHEN status <> 'pending' THEN resolved_at END, \
-                CASE WHEN status <> 'pending' THEN resolved_at + $3 END \
-         FROM questions WHERE id = $1 \
-         ON CONFLICT (question_id) DO NOTHING",
-    )
-    .bind(id.as_str())
-    .bind(&callback.url)
-    .bind(callback.window_ms)
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
+use crate::{CallbackAttempt, DueCallback, StoreError, Timestamp};
 
 /// [`crate::Store::callbacks_due`].
 pub(super) async fn due(

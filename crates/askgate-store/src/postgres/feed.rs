@@ -1,10 +1,10 @@
 //! The change feed on PostgreSQL ([`crate::Store::changes`]): one connection
-//! that `LISTEN`s on the schema's channel (`askgate:<schema>`), which a
-//! trigger on `questions` notifies when a transaction that stored or changed
-//! a question commits (migrations `0002_changes.sql`, `0004_change_payload.sql`:
-//! the writer, the id, the status and the deadline). Each store writes
-//! under an application name of its own, so the feed passes on the other
-//! stores' changes and drops its own (the engine has handled those already).
+//! that `LISTEN`s on the schema's channel (`askgate:<schema>`), which every
+//! store notifies after a write that stored or changed a question has
+//! committed ([`super::notify`]: the writer, the id, the status and the
+//! deadline). Each store writes under a name of its own, so the feed passes
+//! on the other stores' changes and drops its own (the engine has handled
+//! those already).
 //!
 //! A notification sent while the connection is down is lost (PostgreSQL
 //! keeps none for a listener that is gone): the feed then says
@@ -45,8 +45,7 @@ impl Drop for Feed {
 impl Feed {
     /// Listens on the channel of the pool's schema; `me` is this store's
     /// application name.
-    pub(super) async fn start(pool: &PgPool, me: String) -> Result<Self, StoreError> {
-        let schema: String = sqlx::query_scalar("SELECT current_schema()").fetch_one(pool).await?;
+    pub(super) async fn start(pool: &PgPool, schema: &str, me: String) -> Result<Self, StoreError> {
         let mut listener = PgListener::connect_with(pool).await?;
         listener.listen(&format!("askgate:{schema}")).await?;
         let (sender, _) = broadcast::channel(BUFFER);
@@ -95,8 +94,8 @@ async fn run(mut listener: PgListener, sender: broadcast::Sender<Change>, me: St
     }
 }
 
-/// A notification's payload: `<application name> <id> <status> <expires_at>`
-/// (migration `0004_change_payload.sql`).
+/// A notification's payload: `<store name> <id> <status> <expires_at>`
+/// ([`super::notify::Notifier::changed`]).
 fn parse(payload: &str) -> Option<(&str, Changed)> {
     let mut parts = payload.split(' ');
     let (from, id, status, expires_at) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);

@@ -16,8 +16,8 @@
 //! resolution an `UPDATE … WHERE status = 'pending'`, saving progress an
 //! `UPDATE … WHERE progress = <what was read>` (PostgreSQL re-checks the
 //! condition on the newest row after waiting for a concurrent writer, so two
-//! replicas never both win), a cap a lock on the counter row of
-//! `pending_counts`. Queries are built at run time, so the crate builds
+//! replicas never both win), a cap advisory locks and the striped counts of
+//! `pending_counts` (`insert.rs`). Queries are built at run time, so the crate builds
 //! without a database; the schema is in `migrations/postgres`, applied on
 //! open under sqlx's advisory lock, so replicas starting together migrate
 //! once, after the upgrade policy of `crate::schema` let this askgate run
@@ -27,6 +27,7 @@ mod callbacks;
 mod check;
 mod feed;
 mod insert;
+mod notify;
 mod ready;
 
 use std::str::FromStr as _;
@@ -79,6 +80,7 @@ pub struct PgStore {
 struct Pg {
     pool: PgPool,
     feed: Arc<feed::Feed>,
+    notifier: Arc<notify::Notifier>,
 }
 
 impl PgStore {
@@ -113,9 +115,11 @@ impl PgStore {
             .max_connections(connections.max(1))
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_lazy_with(options);
-        let feed = Arc::new(feed::Feed::start(&pool, me).await?);
+        let schema: String = sqlx::query_scalar("SELECT current_schema()").fetch_one(&pool).await?;
+        let feed = Arc::new(feed::Feed::start(&pool, &schema, me.clone()).await?);
+        let notifier = Arc::new(notify::Notifier::start(&pool, &schema, me));
         Ok(Self {
-            inner: Pg { pool, feed },
+            inner: Pg { pool, feed, notifier },
             readiness: Arc::default(),
         })
     }
@@ -147,6 +151,15 @@ async fn locked(
         .fetch_optional(&mut **tx)
         .await?;
     row.map(QuestionRow::decode).transpose()
+}
+
+impl Pg {
+    /// Tells the other replicas, once its write has committed, that
+    /// `record` changed ([`notify`]).
+    fn changed(&self, record: &QuestionRecord) {
+        self.notifier
+            .changed(record.id.as_str(), record.status, record.expires_at);
+    }
 }
 
 #[async_trait]
@@ -184,6 +197,7 @@ impl Store for Pg {
             }
         }
         tx.commit().await?;
+        self.changed(&record);
         Ok(Some(record))
     }
 
@@ -207,6 +221,7 @@ impl Store for Pg {
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
+        self.changed(&record);
         Ok(Some(record))
     }
 
@@ -226,7 +241,11 @@ impl Store for Pg {
     /// record is stored too, and neither the session rule nor the caps apply
     /// to it.
     async fn insert_with(&self, question: &QuestionRecord, rules: &InsertRules) -> Result<Inserted, StoreError> {
-        insert::insert(&self.pool, question, rules).await
+        let inserted = insert::insert(&self.pool, question, rules).await?;
+        if inserted == Inserted::New {
+            self.changed(question);
+        }
+        Ok(inserted)
     }
 
     async fn get(&self, id: &QuestionId) -> Result<Option<QuestionRecord>, StoreError> {
@@ -289,7 +308,8 @@ impl Store for Pg {
         progress: &Answers,
     ) -> Result<ProgressSaved, StoreError> {
         let mut conn = self.pool.acquire().await?;
-        if progress_cas(&mut conn, id, read, progress).await? {
+        if let Some(expires_at) = progress_cas(&mut conn, id, read, progress).await? {
+            self.notifier.changed(id.as_str(), QuestionStatus::Pending, expires_at);
             return Ok(ProgressSaved::Saved);
         }
         not_saved(&mut conn, id).await
@@ -311,6 +331,9 @@ impl Store for Pg {
         let mut tx = self.pool.begin().await?;
         let resolved = resolve_in(&mut tx, id, resolution).await?;
         tx.commit().await?;
+        if let Some(record) = &resolved {
+            self.changed(record);
+        }
         Ok(resolved)
     }
 
@@ -332,6 +355,9 @@ impl Store for Pg {
         }
         let resolved = resolve_in(&mut tx, id, resolution).await?;
         tx.commit().await?;
+        if let Some(record) = &resolved {
+            self.changed(record);
+        }
         Ok(ForEvent::Applied(resolved))
     }
 
@@ -346,8 +372,9 @@ impl Store for Pg {
         if !record_event_in(&mut tx, event).await? {
             return Ok(ForEvent::Seen);
         }
-        if progress_cas(&mut tx, id, read, progress).await? {
+        if let Some(expires_at) = progress_cas(&mut tx, id, read, progress).await? {
             tx.commit().await?;
+            self.notifier.changed(id.as_str(), QuestionStatus::Pending, expires_at);
             return Ok(ForEvent::Applied(ProgressSaved::Saved));
         }
         // Not applied: the event stays unseen.
@@ -404,7 +431,7 @@ impl Store for Pg {
     }
 
     async fn count_pending(&self) -> Result<u64, StoreError> {
-        // Kept by the trigger of `pending_counts`: a row per agent.
+        // Kept by the trigger of `pending_counts`: rows (stripes) per agent.
         let count: i64 =
             sqlx::query_scalar("SELECT coalesce(sum(pending), 0)::BIGINT FROM pending_counts WHERE scope = 'agent'")
                 .fetch_one(&self.pool)
@@ -462,12 +489,13 @@ impl Store for Pg {
     }
 
     async fn count_pending_for_recipient(&self, recipient: &str) -> Result<u64, StoreError> {
-        let count: i64 =
-            sqlx::query_scalar("SELECT pending FROM pending_counts WHERE scope = 'recipient' AND who = $1")
-                .bind(recipient)
-                .fetch_optional(&self.pool)
-                .await?
-                .unwrap_or(0);
+        // The sum of the recipient's stripes (migration 0008).
+        let count: i64 = sqlx::query_scalar(
+            "SELECT coalesce(sum(pending), 0)::BIGINT FROM pending_counts WHERE scope = 'recipient' AND who = $1",
+        )
+        .bind(recipient)
+        .fetch_one(&self.pool)
+        .await?;
         Ok(u64::try_from(count).unwrap_or(0))
     }
 
@@ -490,6 +518,15 @@ impl Store for Pg {
         .bind(run_id)
         .fetch_all(&self.pool)
         .await?;
+        decode_all(rows)
+    }
+
+    async fn ended_among(&self, ids: &[QuestionId]) -> Result<Vec<QuestionRecord>, StoreError> {
+        let ids: Vec<&str> = ids.iter().map(QuestionId::as_str).collect();
+        let rows = sqlx::query_as::<_, QuestionRow>(select_questions!("WHERE id = ANY($1) AND status <> 'pending'"))
+            .bind(ids)
+            .fetch_all(&self.pool)
+            .await?;
         decode_all(rows)
     }
 
@@ -563,7 +600,11 @@ impl Store for Pg {
         .bind(i64::from(limit))
         .fetch_all(&self.pool)
         .await?;
-        Ok(decode_expired(rows))
+        let expired = decode_expired(rows);
+        for record in &expired {
+            self.changed(record);
+        }
+        Ok(expired)
     }
 
     fn changes(&self) -> Option<tokio::sync::broadcast::Receiver<Change>> {
@@ -713,22 +754,23 @@ async fn resolve_in(
 /// Saves `progress` if the question is pending and its progress is still
 /// `read` (compared as JSON values: `jsonb` equality ignores key order and
 /// spacing, and PostgreSQL compares against the row a concurrent save
-/// left); whether it did.
+/// left); the question's deadline when it did (for the notification).
 async fn progress_cas(
     conn: &mut sqlx::PgConnection,
     id: &QuestionId,
     read: &Answers,
     progress: &Answers,
-) -> Result<bool, StoreError> {
-    let saved = sqlx::query(
-        "UPDATE questions SET progress = $1 WHERE id = $2 AND status = 'pending' AND progress::jsonb = $3::jsonb",
+) -> Result<Option<Timestamp>, StoreError> {
+    let saved = sqlx::query_scalar(
+        "UPDATE questions SET progress = $1 WHERE id = $2 AND status = 'pending' AND progress::jsonb = $3::jsonb \
+         RETURNING expires_at",
     )
     .bind(encode(progress)?)
     .bind(id.as_str())
     .bind(encode(read)?)
-    .execute(conn)
+    .fetch_optional(conn)
     .await?;
-    Ok(saved.rows_affected() == 1)
+    Ok(saved)
 }
 
 /// Why [`progress_cas`] saved nothing: the progress changed (still pending),

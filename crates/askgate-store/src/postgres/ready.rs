@@ -171,6 +171,10 @@ impl Store for PgStore {
         self.inner.pending_in_run(agent, run_id).await
     }
 
+    async fn ended_among(&self, ids: &[QuestionId]) -> Result<Vec<QuestionRecord>, StoreError> {
+        self.inner.ended_among(ids).await
+    }
+
     async fn record_event(&self, channel: &str, event_id: &str) -> Result<bool, StoreError> {
         self.noted(self.inner.record_event(channel, event_id).await)
     }

@@ -486,6 +486,19 @@ impl Store for SqliteStore {
         decode_all(rows)
     }
 
+    async fn ended_among(&self, ids: &[QuestionId]) -> Result<Vec<QuestionRecord>, StoreError> {
+        // The ids as one JSON array: SQLite binds no lists.
+        let ids = serde_json::to_string(&ids.iter().map(QuestionId::as_str).collect::<Vec<_>>())
+            .map_err(|error| sqlx::Error::Encode(Box::new(error)))?;
+        let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
+            "WHERE status <> 'pending' AND id IN (SELECT value FROM json_each(?))"
+        ))
+        .bind(ids)
+        .fetch_all(&self.pool)
+        .await?;
+        decode_all(rows)
+    }
+
     async fn record_event(&self, channel: &str, event_id: &str) -> Result<bool, StoreError> {
         let (channel, event_id) = (channel.to_owned(), event_id.to_owned());
         self.writer
