@@ -866,10 +866,13 @@ impl Audit {
                 asked_ids.len()
             ));
         }
-        let counters: Vec<(String, String, i64)> = sqlx::query_as("SELECT scope, who, pending FROM pending_counts")
-            .fetch_all(&mut conn)
-            .await
-            .expect("the counters read");
+        // Each scope's count is the sum of its stripes (migration 8): one
+        // stripe may be below zero, the sum never.
+        let counters: Vec<(String, String, i64)> =
+            sqlx::query_as("SELECT scope, who, CAST(sum(pending) AS BIGINT) FROM pending_counts GROUP BY scope, who")
+                .fetch_all(&mut conn)
+                .await
+                .expect("the counters read");
         for (scope, who, pending) in counters {
             if pending != 0 {
                 self.problems
