@@ -10,7 +10,7 @@ use askgate_core::channel::{Channel, ChannelError, Delivery, UserRef};
 use askgate_core::request::MAX_FREE_TEXT_CHARS;
 use askgate_core::{AskRequest, QuestionId};
 use askgate_store::{
-    Change, EventKey, ForEvent, IdempotencyKey, InsertRules, Inserted, PendingScope, QuestionRecord, QuestionStatus,
+    EventKey, ForEvent, IdempotencyKey, InsertRules, Inserted, PendingScope, QuestionRecord, QuestionStatus,
     Resolution, Store, StoreError, Surface, Timestamp,
 };
 use sha2::Digest as _;
@@ -250,7 +250,7 @@ pub(crate) struct Inner {
     pub(crate) recipients: HashMap<String, Recipient>,
     pub(crate) clock: Clock,
     pub(crate) observer: Arc<dyn Observer>,
-    changes: broadcast::Sender<Update>,
+    pub(crate) changes: broadcast::Sender<Update>,
     /// One wake-up per question with waiting agents, so that an answer wakes
     /// only its own waiters (a shared channel would wake all of them).
     waiters: Mutex<HashMap<QuestionId, Arc<Waiter>>>,
@@ -288,20 +288,6 @@ pub const REDELIVER_AFTER: Duration = Duration::from_secs(5 * 60);
 
 /// The most questions one sweep statement expires.
 const SWEEP_BATCH: u32 = 100;
-
-/// The next change of a feed, or `None` once it is closed; never, without one.
-async fn next_change(feed: Option<&mut broadcast::Receiver<Change>>) -> Option<Change> {
-    use broadcast::error::RecvError;
-    let Some(feed) = feed else {
-        return std::future::pending().await;
-    };
-    match feed.recv().await {
-        Ok(change) => Some(change),
-        // Fell behind: what was dropped is not known.
-        Err(RecvError::Lagged(_)) => Some(Change::Missed),
-        Err(RecvError::Closed) => None,
-    }
-}
 
 /// The longest pause before storing an expiry is tried again: the question
 /// expires within moments of the store taking writes again.
@@ -464,8 +450,8 @@ impl Engine {
             tokio::select! {
                 () = &mut shutdown => return,
                 () = self.inner.deadline_added.notified() => {}
-                change = next_change(feed.as_mut()) => match change {
-                    Some(change) => self.changed_elsewhere(change).await,
+                changes = crate::elsewhere::next_changes(feed.as_mut()) => match changes {
+                    Some(changes) => self.changed_elsewhere(changes).await,
                     None => feed = None,
                 },
                 () = &mut sweep, if shared => {
@@ -502,70 +488,6 @@ impl Engine {
         }
     }
 
-    /// What another process changed ([`Change`]): a question it asked gets
-    /// a timer here too (whichever replica's timer fires first expires it,
-    /// the others find it ended); one it ended wakes the agents waiting here
-    /// with the ended record (the process that ended it edits the message).
-    /// Live views hear of both. After [`Change::Missed`] every question
-    /// with agents waiting here is read again.
-    async fn changed_elsewhere(&self, change: Change) {
-        let ids = match change {
-            Change::Question(changed) => {
-                // The notification says enough for the timers; the question
-                // is read only for agents waiting on it here or live views.
-                let watched = self.inner.changes.receiver_count() > 0;
-                if changed.status.is_final() {
-                    self.lock_deadlines().remove(&(changed.expires_at, changed.id.clone()));
-                    let waiting = self
-                        .inner
-                        .waiters
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .contains_key(&changed.id);
-                    if !waiting && !watched {
-                        return;
-                    }
-                } else {
-                    self.add_deadline(changed.expires_at, changed.id.clone());
-                    if !watched {
-                        return;
-                    }
-                }
-                vec![changed.id]
-            }
-            Change::Missed => {
-                // Live views re-read what they show.
-                let _ = self.inner.changes.send(Update::Missed);
-                self.inner
-                    .waiters
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .keys()
-                    .cloned()
-                    .collect()
-            }
-            _ => Vec::new(),
-        };
-        for id in ids {
-            let record = match self.get(&id).await {
-                Ok(Some(record)) => record,
-                // Pruned meanwhile: nothing to tell.
-                Ok(None) => continue,
-                Err(error) => {
-                    warn!(question = %id, %error, "could not read a question another replica changed");
-                    continue;
-                }
-            };
-            if record.status.is_final() {
-                self.lock_deadlines().remove(&(record.expires_at, record.id.clone()));
-                self.wake_waiters(&record.id, Some(&record));
-            } else {
-                self.add_deadline(record.expires_at, record.id.clone());
-            }
-            self.publish(record);
-        }
-    }
-
     /// Expires every question that is due, whoever asked it, in batches;
     /// then delivers the prompts that their asking replica has left
     /// undelivered for [`REDELIVER_AFTER`] (it died, most likely): one
@@ -596,35 +518,6 @@ impl Engine {
                 }
                 Ok(false) => {}
                 Err(error) => warn!(question = %record.id, %error, "could not take a prompt's delivery over"),
-            }
-        }
-    }
-
-    /// Ends the waits on questions that ended elsewhere without this
-    /// process hearing of it: another replica was killed between its commit
-    /// and its notification. One read of every question waited on here.
-    async fn catch_up_waits(&self) {
-        let ids: Vec<QuestionId> = self
-            .inner
-            .waiters
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .keys()
-            .cloned()
-            .collect();
-        for ids in ids.chunks(SWEEP_BATCH as usize) {
-            match self.inner.store.ended_among(ids).await {
-                Ok(ended) => {
-                    for record in ended {
-                        self.lock_deadlines().remove(&(record.expires_at, record.id.clone()));
-                        self.wake_waiters(&record.id, Some(&record));
-                        self.publish(record);
-                    }
-                }
-                Err(error) => {
-                    warn!(%error, "could not read the questions waited on here; trying again at the next sweep");
-                    return;
-                }
             }
         }
     }
@@ -866,7 +759,27 @@ impl Engine {
 
     /// Wakes the agents waiting for `id`, handing them the ended record when
     /// the caller has it; it has ended, so none will wait again.
-    fn wake_waiters(&self, id: &QuestionId, ended: Option<&QuestionRecord>) {
+    /// Whether an agent waits on `id` here.
+    pub(crate) fn is_waited(&self, id: &QuestionId) -> bool {
+        self.inner
+            .waiters
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(id)
+    }
+
+    /// The questions agents wait on here.
+    pub(crate) fn waited(&self) -> Vec<QuestionId> {
+        self.inner
+            .waiters
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    pub(crate) fn wake_waiters(&self, id: &QuestionId, ended: Option<&QuestionRecord>) {
         let waiter = self
             .inner
             .waiters
@@ -1063,12 +976,12 @@ impl Engine {
         }
     }
 
-    fn add_deadline(&self, at: Timestamp, id: QuestionId) {
+    pub(crate) fn add_deadline(&self, at: Timestamp, id: QuestionId) {
         self.lock_deadlines().insert((at, id));
         self.inner.deadline_added.notify_one();
     }
 
-    fn lock_deadlines(&self) -> std::sync::MutexGuard<'_, BTreeSet<(Timestamp, QuestionId)>> {
+    pub(crate) fn lock_deadlines(&self) -> std::sync::MutexGuard<'_, BTreeSet<(Timestamp, QuestionId)>> {
         // The set stays consistent even if a holder panicked: every update is one insert or remove.
         self.inner.deadlines.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -7,6 +7,7 @@
 //! | [`inbound`] | taps and typed replies from chat adapters ([`askgate_core::InboundSink`]) |
 //! | [`recipient`] | who a question goes to, on which surfaces, and who may answer it |
 //! | [`plan`] | a question's reminders and escalations, made when it is asked, held out of quiet hours |
+//! | `elsewhere` | following what other processes on a shared store changed: timers, waits ended, live views told, in batches |
 //! | `steps` | taking the plan's steps as they fall due (reminders, escalations), and the failure notice to an admin |
 //! | [`retention`] | deleting ended questions and remembered events past the retention |
 //! | [`callbacks`] | sending a question's result to its agent's URL when it ends, retried until [`CALLBACK_WINDOW`] |
@@ -22,6 +23,7 @@
 pub mod callbacks;
 pub mod clock;
 mod delivery;
+mod elsewhere;
 pub mod engine;
 pub mod inbound;
 pub mod plan;
