@@ -407,10 +407,19 @@ impl Store for Pg {
     ) -> Result<Vec<PendingDeadline>, StoreError> {
         // `questions_pending_expires` (expires_at, id) of pending rows serves
         // the filter and the order. Delivered: no surface is still being
-        // sent to.
+        // sent to. Parsing every row's `surfaces` as jsonb was most of a
+        // start on 100,000 pending (about 3 µs a row), and nearly all of
+        // them are delivered: a surface still sending has the JSON string
+        // `"sending"` in its text (serde_json and migration 0005's
+        // json_build_object escape no letters), so a text without it is
+        // delivered, and only one with it (a state, or a message or reason
+        // that happens to say so) is parsed for the exact answer (`CASE`:
+        // PostgreSQL evaluates its branches in order, only the one taken).
         let (at, id) = after.map_or((i64::MIN, String::new()), |(at, id)| (*at, id.to_string()));
         let rows: Vec<(Timestamp, String, bool)> = sqlx::query_as(
-            "SELECT expires_at, id, NOT (surfaces::jsonb @> '[{\"state\": \"sending\"}]') \
+            "SELECT expires_at, id, \
+             CASE WHEN strpos(surfaces, '\"sending\"') = 0 THEN TRUE \
+             ELSE NOT (surfaces::jsonb @> '[{\"state\": \"sending\"}]') END \
              FROM questions WHERE status = 'pending' AND (expires_at, id) > ($1, $2) \
              ORDER BY expires_at, id LIMIT $3",
         )
