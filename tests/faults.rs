@@ -404,12 +404,7 @@ async fn audit(server: &Server, ledger: &Ledger) -> Audit {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_under_load_loses_changes_and_doubles_nothing_acknowledged() {
-    let seed = std::env::var("ASKGATE_FAULTS_SEED")
-        .ok()
-        .and_then(|seed| seed.parse().ok())
-        .unwrap_or_else(rand::random::<u64>);
-    println!("kill -9 seed {seed} (ASKGATE_FAULTS_SEED={seed} repeats its kill moments)");
-    let mut rng = StdRng::seed_from_u64(seed);
+    let (seed, mut rng) = support::seeded_rng("ASKGATE_FAULTS_SEED", "its kill moments");
     let http = reqwest::Client::builder()
         .no_proxy()
         .timeout(Duration::from_secs(20))

@@ -573,12 +573,7 @@ fn assert_no_panic(server: &mut Server, when: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_of_a_replica_under_load_loses_no_acknowledged_answer() {
-    let seed = std::env::var("ASKGATE_PG_KILL_SEED")
-        .ok()
-        .and_then(|seed| seed.parse().ok())
-        .unwrap_or_else(rand::random::<u64>);
-    println!("seed {seed} (ASKGATE_PG_KILL_SEED={seed} repeats when the kills come and who answers what)");
-    let mut rng = StdRng::seed_from_u64(seed);
+    let (seed, mut rng) = support::seeded_rng("ASKGATE_PG_KILL_SEED", "when the kills come and who answers what");
 
     let schema = Schema::create().await;
     // `max_connections` left at its default, as a deployment runs.

@@ -764,6 +764,23 @@ pub(crate) fn rfc3339_millis(text: &str) -> i64 {
     ((days * 24 + hour) * 60 + minute - offset_minutes) * 60_000 + second * 1000 + millis
 }
 
+/// A load test's seed and random source: seeded from the environment
+/// variable `var` when it holds a number (to repeat a run), else at random;
+/// the seed is printed, with `what` it repeats.
+#[allow(
+    clippy::print_stdout,
+    reason = "the seed is for the person reading the test's output"
+)]
+pub(crate) fn seeded_rng(var: &str, what: &str) -> (u64, rand::rngs::StdRng) {
+    use rand::SeedableRng as _;
+    let seed = std::env::var(var)
+        .ok()
+        .and_then(|seed| seed.parse().ok())
+        .unwrap_or_else(rand::random::<u64>);
+    println!("seed {seed} ({var}={seed} repeats {what})");
+    (seed, rand::rngs::StdRng::seed_from_u64(seed))
+}
+
 /// Now, in milliseconds since the Unix epoch.
 pub(crate) fn now_millis() -> i64 {
     let since = SystemTime::now()

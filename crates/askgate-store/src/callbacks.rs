@@ -65,6 +65,24 @@ pub(crate) fn decode_attempts(text: &str) -> Vec<CallbackAttempt> {
     serde_json::from_str(text).unwrap_or_default()
 }
 
+/// A due callback as both stores read it: `(question_id, url, attempts,
+/// until)`, `until` being `now` when a row has none (armed rows have one).
+pub(crate) fn due_callbacks(
+    rows: Vec<(String, String, String, Option<Timestamp>)>,
+    now: Timestamp,
+) -> Result<Vec<DueCallback>, crate::StoreError> {
+    rows.into_iter()
+        .map(|(id, url, attempts, until)| {
+            Ok(DueCallback {
+                question_id: crate::row::decode_id(&id)?,
+                url,
+                attempts: decode_attempts(&attempts),
+                until: until.unwrap_or(now),
+            })
+        })
+        .collect()
+}
+
 /// Encodes the `attempts` column.
 pub(crate) fn encode_attempts(attempts: &[CallbackAttempt]) -> String {
     serde_json::to_string(attempts).unwrap_or_else(|_| "[]".to_owned())

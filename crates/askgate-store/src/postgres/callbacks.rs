@@ -5,7 +5,6 @@
 use askgate_core::QuestionId;
 
 use crate::callbacks::{decode_attempts, encode_attempts};
-use crate::row::decode_id;
 use crate::{CallbackAttempt, DueCallback, StoreError, Timestamp};
 
 /// [`crate::Store::callbacks_due`].
@@ -26,16 +25,7 @@ pub(super) async fn due(
     .bind(i64::from(limit))
     .fetch_all(pool)
     .await?;
-    rows.into_iter()
-        .map(|(id, url, attempts, until)| {
-            Ok(DueCallback {
-                question_id: decode_id(&id)?,
-                url,
-                attempts: decode_attempts(&attempts),
-                until: until.unwrap_or(now),
-            })
-        })
-        .collect()
+    crate::callbacks::due_callbacks(rows, now)
 }
 
 /// [`crate::Store::record_callback`]: the row held `FOR UPDATE` between

@@ -7,7 +7,6 @@ use rusqlite::{Connection, params};
 
 use super::writer::unavailable;
 use crate::callbacks::{decode_attempts, encode_attempts};
-use crate::row::decode_id;
 use crate::{CallbackAttempt, DueCallback, NewCallback, StoreError, Timestamp};
 
 /// Records the callback of the question just inserted, in the insert's
@@ -54,16 +53,7 @@ pub(super) fn due(
                 .collect::<rusqlite::Result<Vec<_>>>()
         })
         .map_err(unavailable)?;
-    rows.into_iter()
-        .map(|(id, url, attempts, until)| {
-            Ok(DueCallback {
-                question_id: decode_id(&id)?,
-                url,
-                attempts: decode_attempts(&attempts),
-                until: until.unwrap_or(now),
-            })
-        })
-        .collect()
+    crate::callbacks::due_callbacks(rows, now)
 }
 
 /// [`crate::Store::record_callback`]: read and written back under the one
