@@ -876,7 +876,11 @@ async fn pending_deadlines_come_in_pages_in_deadline_order(fresh: Fresh) {
     // Delivered in full, on a message whose id is the word of a surface
     // still sending: it is the state that counts, not the word.
     store
-        .set_delivery(&id("qf"), CHANNEL, &Delivery::new(vec![message(CONVERSATION, "sending")]))
+        .set_delivery(
+            &id("qf"),
+            CHANNEL,
+            &Delivery::new(vec![message(CONVERSATION, "sending")]),
+        )
         .await
         .unwrap();
     store
