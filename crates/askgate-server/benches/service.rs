@@ -138,6 +138,10 @@ impl Plan {
 }
 
 fn main() -> Result<()> {
+    // As `askgate serve` runs (`crates/askgate/src/main.rs`): transparent
+    // huge pages off; a kernel without them refuses, which changes nothing.
+    #[cfg(target_os = "linux")]
+    let _ = rustix::thread::disable_transparent_huge_pages(true);
     let plan = Plan::from_environment()?;
     check_open_files(plan.in_flight.iter().copied().max().unwrap_or(0))?;
     let (server, client) = stats::runtimes()?;

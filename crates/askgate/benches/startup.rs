@@ -27,6 +27,14 @@
 //! PostgreSQL (`[store] kind = "postgres"`, in a schema of the run's own on
 //! the test server, `askgate_testkit::postgres`).
 //!
+//! First, the idle footprint (issue 28): `askgate serve` on its embedded
+//! default (`config/askgate.toml`, only `listen` moved to port 0), left idle
+//! for a few seconds, its `VmRSS` (and how much of it is anonymous memory
+//! and how much mapped file pages: the binary's code and data), beside a bare
+//! `node -e "setInterval(()=>{},1000)"` measured the same way in the same
+//! run. Without `node` on the PATH the floor is not measured and the
+//! benchmark says so in capitals on stdout and stderr.
+//!
 //! N comes from `ASKGATE_BENCH_PENDING` (default 100,000). Run with
 //! `cargo bench -p askgate --bench startup`. Under `cargo test --benches` or
 //! `cargo bench -- --test` (criterion's convention: `--test` given, or
@@ -72,8 +80,21 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 /// How often `/readyz` is polled.
 const READY_POLL: Duration = Duration::from_millis(2);
 
+/// The embedded default configuration (`askgate serve` without `--config`).
+const EMBEDDED_DEFAULT: &str = include_str!("../../../config/askgate.toml");
+/// Its `listen` line, moved to port 0 for the idle figure.
+const EMBEDDED_LISTEN: &str = "listen = \"127.0.0.1:8080\"";
+/// How long a process is left idle before its memory is read.
+const IDLE_SETTLE: Duration = Duration::from_secs(3);
+/// The same in test mode.
+const TEST_IDLE_SETTLE: Duration = Duration::from_millis(300);
+/// The idle floor's process: node doing nothing but keeping a timer.
+const NODE_IDLE: [&str; 2] = ["-e", "setInterval(()=>{},1000)"];
+
 /// The targets (issue 14).
 const TARGET_READY: Duration = Duration::from_secs(1);
+/// Issue 28: `serve` on its embedded default idles under 15 MB.
+const TARGET_IDLE_RSS: u64 = 15_000_000;
 const TARGET_RSS_RATIO: f64 = 2.0;
 const TARGET_STATE_BYTES: usize = 100 * 1000;
 const TARGET_STATE_TIME: Duration = Duration::from_millis(20);
@@ -116,6 +137,8 @@ impl Plan {
 fn main() -> Result<()> {
     let plan = Plan::from_environment()?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let idle = runtime.block_on(idle_footprint(plan))?;
+    idle.print(plan);
     // The embedded default, then PostgreSQL (a schema of the run's own on
     // the test server, `askgate_testkit::postgres`).
     let report = runtime.block_on(run(plan, None))?;
@@ -132,6 +155,136 @@ fn main() -> Result<()> {
     }
     drop(runtime);
     Ok(())
+}
+
+/// A process's memory, from `/proc/<pid>/status`, in bytes.
+#[derive(Debug, Clone, Copy)]
+struct Memory {
+    rss: u64,
+    anonymous: u64,
+    file: u64,
+}
+
+impl Memory {
+    fn of(pid: u32) -> Result<Self> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+        let field = |name: &str| -> Result<u64> {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix(name))
+                .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+                .map(|kib| kib * 1024)
+                .ok_or_else(|| format!("no {name} in /proc/{pid}/status").into())
+        };
+        Ok(Self {
+            rss: field("VmRSS:")?,
+            anonymous: field("RssAnon:")?,
+            file: field("RssFile:")?,
+        })
+    }
+}
+
+/// The idle footprint: askgate on its embedded default, and node.
+struct Idle {
+    askgate: Memory,
+    /// `None`: no `node` on the PATH.
+    node: Option<Memory>,
+}
+
+/// `askgate serve` on its embedded default (port 0), idle, and a bare node
+/// process, each measured after [`IDLE_SETTLE`].
+async fn idle_footprint(plan: Plan) -> Result<Idle> {
+    let dir = tempfile::Builder::new()
+        .prefix("askgate-idle-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))?;
+    if !EMBEDDED_DEFAULT.contains(EMBEDDED_LISTEN) {
+        return Err(
+            format!("config/askgate.toml no longer has the line {EMBEDDED_LISTEN}: update the benchmark").into(),
+        );
+    }
+    let config = dir.path().join("askgate.toml");
+    std::fs::write(
+        &config,
+        EMBEDDED_DEFAULT.replace(EMBEDDED_LISTEN, "listen = \"127.0.0.1:0\""),
+    )?;
+    let client = reqwest::Client::builder().no_proxy().build()?;
+    let settle = if plan.test_mode { TEST_IDLE_SETTLE } else { IDLE_SETTLE };
+    let (mut askgate, _) = Askgate::start(&config, dir.path(), &client).await?;
+    tokio::time::sleep(settle).await;
+    let memory = Memory::of(askgate.child.id())?;
+    askgate.terminate().await?;
+    let node = match Command::new("node")
+        .args(NODE_IDLE)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+    {
+        Ok(mut node) => {
+            tokio::time::sleep(settle).await;
+            let measured = Memory::of(node.id());
+            let _ = node.kill();
+            let _ = node.wait();
+            Some(measured?)
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+        Err(error) => return Err(format!("node -e …: {error}").into()),
+    };
+    Ok(Idle { askgate: memory, node })
+}
+
+impl Idle {
+    fn print(&self, plan: Plan) {
+        if plan.test_mode {
+            println!(
+                "(test mode: {} ms idle; the figures below mean nothing)",
+                TEST_IDLE_SETTLE.as_millis()
+            );
+        }
+        let line = |what: &str, memory: &Memory| {
+            println!(
+                "{what:<40} {:>16}   ({:.1} MiB anonymous, {:.1} MiB mapped files)",
+                format!("{:.1} MiB", mib(memory.rss)),
+                mib(memory.anonymous),
+                mib(memory.file)
+            );
+        };
+        println!(
+            "idle footprint: askgate serve on its embedded default (SQLite, the web page, no tokens), VmRSS after {:.1} s idle",
+            if plan.test_mode { TEST_IDLE_SETTLE } else { IDLE_SETTLE }.as_secs_f64()
+        );
+        line("askgate serve, idle", &self.askgate);
+        println!(
+            "{:<40} {:>16} {:>14} {:>8}",
+            "  target",
+            format!("{:.1} MB", as_f64_u64(self.askgate.rss) / 1e6),
+            format!("< {} MB", TARGET_IDLE_RSS / 1_000_000),
+            verdict(self.askgate.rss < TARGET_IDLE_RSS)
+        );
+        match &self.node {
+            Some(node) => {
+                line("  floor: node -e \"setInterval(…)\"", node);
+                println!(
+                    "{:<40} {:>16}",
+                    "  askgate / node",
+                    format!("{:.2}x", bytes_ratio(self.askgate.rss, node.rss))
+                );
+            }
+            None => {
+                let warning = "NODE IS MISSING: `node` is not on the PATH, so the idle floor (a bare node process) \
+                               was NOT measured; install Node.js to compare";
+                println!("{warning}");
+                #[allow(
+                    clippy::print_stderr,
+                    reason = "said loudly on both streams, as the benchmark promises"
+                )]
+                {
+                    eprintln!("{warning}");
+                }
+            }
+        }
+        println!();
+    }
 }
 
 /// Everything measured.
@@ -505,6 +658,11 @@ async fn create(client: &reqwest::Client, base: &str, index: usize) -> Result<()
 #[allow(clippy::cast_precision_loss, reason = "counts and sizes here are far below 2^52")]
 fn as_f64(count: usize) -> f64 {
     count as f64
+}
+
+#[allow(clippy::cast_precision_loss, reason = "sizes here are far below 2^52")]
+fn as_f64_u64(bytes: u64) -> f64 {
+    bytes as f64
 }
 
 #[allow(clippy::cast_precision_loss, reason = "sizes here are far below 2^52")]

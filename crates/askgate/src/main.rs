@@ -38,6 +38,7 @@ use clap::Parser as _;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    without_huge_pages();
     let cli = cli::Cli::parse();
     match cli.command {
         cli::Command::Prompt(command) => prompt::run(command),
@@ -56,6 +57,19 @@ fn main() -> ExitCode {
         // stdout carries MCP frames only: logs go to stderr (log::init).
         cli::Command::Mcp(args) => run_async(mcp::run(args)),
     }
+}
+
+/// Turns transparent huge pages off for this process (and what it runs).
+/// mimalloc reserves its arenas in large aligned ranges; where the host's
+/// THP setting is `always` (or `madvise`, and the allocator asked), each
+/// 2 MiB range the heap touched became a whole huge page: an idle `serve`
+/// held 12 MiB of them for a heap of about 2 MiB. A heap this small gains
+/// nothing measurable from huge pages (the service benchmark's cycles/s,
+/// README "Performance"). A kernel without THP refuses the call: nothing
+/// to turn off then.
+fn without_huge_pages() {
+    #[cfg(target_os = "linux")]
+    let _ = rustix::thread::disable_transparent_huge_pages(true);
 }
 
 /// Runs `task` on a runtime; logs go to stderr (the default filter unless
