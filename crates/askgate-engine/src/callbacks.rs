@@ -97,10 +97,18 @@ impl Engine {
     /// The callback `new` is stored with: its own URL, else its agent's,
     /// if either.
     pub(crate) fn callback_for(&self, new: &NewQuestion) -> Option<NewCallback> {
-        let url = new
-            .callback_url
-            .clone()
-            .or_else(|| self.callbacks()?.urls.get(&new.agent).cloned())?;
+        // The agent's URL is looked up under the lock: every ask comes here,
+        // and cloning the whole map of URLs for one of them is not needed.
+        let url = new.callback_url.clone().or_else(|| {
+            self.inner
+                .callbacks
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .as_ref()?
+                .urls
+                .get(&new.agent)
+                .cloned()
+        })?;
         Some(NewCallback {
             url,
             window_ms: i64::try_from(CALLBACK_WINDOW.as_millis()).unwrap_or(i64::MAX),
