@@ -842,11 +842,7 @@ impl Engine {
         by: UserRef,
         answer: DirectAnswer,
     ) -> Result<Submitted, EngineError> {
-        let record = self
-            .get(id)
-            .await?
-            .filter(|r| r.recipient == recipient)
-            .ok_or(EngineError::NotFound)?;
+        let record = self.page_question(recipient, id).await?;
         if record.status.is_final() {
             return Ok(Submitted::AlreadyEnded(record));
         }
@@ -1025,6 +1021,25 @@ fn new_question_id() -> QuestionId {
 /// (`progress`, a chat reply that answered part of the prompt).
 fn direct_answers(request: &AskRequest, items: Vec<DirectItem>, progress: &Answers) -> Result<Answers, EngineError> {
     let invalid = |path: String, message: String| EngineError::InvalidAnswer { path, message };
+    let mut answers = given_answers(request, items)?;
+    for (id, items) in progress.iter() {
+        if answers.get(id).is_none() {
+            answers.set(request, id, items.to_vec());
+        }
+    }
+    if let Some(missing) = answers.missing(request).first() {
+        return Err(invalid(
+            format!("answers.{missing}"),
+            format!("Question \"{missing}\" has no answer yet."),
+        ));
+    }
+    Ok(answers)
+}
+
+/// Checks each item of a direct answer against the request and turns them
+/// into answers (only those given: a whole answer or a step's progress).
+pub(crate) fn given_answers(request: &AskRequest, items: Vec<DirectItem>) -> Result<Answers, EngineError> {
+    let invalid = |path: String, message: String| EngineError::InvalidAnswer { path, message };
     let mut answers = Answers::new();
     for item in items {
         // An id the request does not have is the caller's text: named by an excerpt.
@@ -1073,17 +1088,6 @@ fn direct_answers(request: &AskRequest, items: Vec<DirectItem>, progress: &Answe
             .collect();
         values.extend(text.map(|text| AnswerItem::FreeText { text: text.to_owned() }));
         answers.set(request, &item.id, values);
-    }
-    for (id, items) in progress.iter() {
-        if answers.get(id).is_none() {
-            answers.set(request, id, items.to_vec());
-        }
-    }
-    if let Some(missing) = answers.missing(request).first() {
-        return Err(invalid(
-            format!("answers.{missing}"),
-            format!("Question \"{missing}\" has no answer yet."),
-        ));
     }
     Ok(answers)
 }

@@ -13,6 +13,7 @@
 
 mod kind;
 mod preview;
+pub(crate) mod progress;
 
 pub use kind::Web;
 pub use preview::preview;
