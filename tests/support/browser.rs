@@ -241,6 +241,11 @@ impl Page {
         )
     }
 
+    /// Reloads the page, once its stream is live again.
+    pub(crate) fn reload(&mut self) {
+        self.step(&json!({"reload": true}));
+    }
+
     /// Presses the button `testid` (`submit`, `next`, `back`, `skip`) on
     /// question `id`'s card.
     pub(crate) fn press(&mut self, id: &str, testid: &str) {
