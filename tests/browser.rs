@@ -1,6 +1,7 @@
 //! askgate's web page in a real browser: the real `askgate serve` on a
 //! loopback port, headless Chromium driven by playwright-core
-//! (`tests/browser/web.test.mjs`), questions asked through the agent API and
+//! (`tests/browser/web.test.mjs`, then `web.a11y.test.mjs`: Skip all, the
+//! keyboard alone, axe-core's audit, screenshots), questions asked through the agent API and
 //! answered on the page by taps and typing.
 //!
 //! Its prerequisites are installed when they can be and reported when they
@@ -23,6 +24,9 @@ use support::{AGENT_TOKEN, ME_KEY, Server, repo_root};
 /// The recipient of the harness configuration whose page key is `ME_KEY`.
 const RECIPIENT: &str = "me";
 const BROWSER_TIMEOUT: Duration = Duration::from_mins(5);
+/// The page's suites, run in turn (`tests/browser/`): its behaviour, then
+/// Skip all, the keyboard alone, the accessibility audit and the screenshots.
+const SUITES: [&str; 2] = ["web.test.mjs", "web.a11y.test.mjs"];
 
 #[test]
 fn the_web_page_works_in_a_real_browser() {
@@ -37,37 +41,45 @@ fn the_web_page_works_in_a_real_browser() {
     let link = format!("{base}/web/{ME_KEY}");
     println!("askgate serve: {base} (page: {link})");
 
-    let mut node = Command::new("node")
-        .arg(browser_dir.join("web.test.mjs"))
-        .current_dir(&root)
-        .env("ASKGATE_URL", &base)
-        .env("ASKGATE_TOKEN", AGENT_TOKEN)
-        .env("ASKGATE_WEB_LINK", &link)
-        .env("ASKGATE_RECIPIENT", RECIPIENT)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("node starts");
-    let out = collect(node.stdout.take().expect("piped stdout"));
-    let err = collect(node.stderr.take().expect("piped stderr"));
-    let mut node = KillOnDrop(node);
-
+    // The suites in turn, against the same server, within one time bound:
+    // web.test.mjs first, which expects a page with nothing pending.
     let deadline = Instant::now() + BROWSER_TIMEOUT;
-    let status = loop {
-        if let Some(status) = node.0.try_wait().expect("node can be waited for") {
-            break Some(status);
+    let mut status = None;
+    let (mut out, mut err) = (String::new(), String::new());
+    for suite in SUITES {
+        let mut node = Command::new("node")
+            .arg(browser_dir.join(suite))
+            .current_dir(&root)
+            .env("ASKGATE_URL", &base)
+            .env("ASKGATE_TOKEN", AGENT_TOKEN)
+            .env("ASKGATE_WEB_LINK", &link)
+            .env("ASKGATE_RECIPIENT", RECIPIENT)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("node starts");
+        let said = collect(node.stdout.take().expect("piped stdout"));
+        let warned = collect(node.stderr.take().expect("piped stderr"));
+        let mut node = KillOnDrop(node);
+        status = loop {
+            if let Some(status) = node.0.try_wait().expect("node can be waited for") {
+                break Some(status);
+            }
+            if Instant::now() >= deadline {
+                break None;
+            }
+            thread::sleep(Duration::from_millis(100));
+        };
+        drop(node);
+        // Let the readers take the last of the output.
+        thread::sleep(Duration::from_millis(200));
+        out.push_str(&format!("# {suite}\n{}", said.lock().expect("the log is not poisoned")));
+        err.push_str(&warned.lock().expect("the log is not poisoned"));
+        if !status.is_some_and(|status| status.success()) {
+            break;
         }
-        if Instant::now() >= deadline {
-            break None;
-        }
-        thread::sleep(Duration::from_millis(100));
-    };
-    drop(node);
-    // Let the readers take the last of the output.
-    thread::sleep(Duration::from_millis(200));
-    let out = out.lock().expect("the log is not poisoned").clone();
-    let err = err.lock().expect("the log is not poisoned").clone();
+    }
     println!("{out}");
     if !err.is_empty() {
         println!("node stderr:\n{err}");

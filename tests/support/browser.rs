@@ -77,8 +77,12 @@ pub(crate) fn ensure_chromium() {
     );
 }
 
+/// playwright-core and axe-core (the accessibility audit), from npm.
 pub(crate) fn ensure_playwright(browser_dir: &Path) {
-    if browser_dir.join("node_modules").join("playwright-core").exists() {
+    // Every package the suites import: a checkout installed before one was
+    // added gets it now.
+    let modules = browser_dir.join("node_modules");
+    if ["playwright-core", "axe-core"].iter().all(|name| modules.join(name).exists()) {
         return;
     }
     let npm = Command::new("npm").arg("--version").output();
