@@ -74,7 +74,10 @@ fn the_web_page_works_in_a_real_browser() {
         drop(node);
         // Let the readers take the last of the output.
         thread::sleep(Duration::from_millis(200));
-        out.push_str(&format!("# {suite}\n{}", said.lock().expect("the log is not poisoned")));
+        out.push_str("# ");
+        out.push_str(suite);
+        out.push('\n');
+        out.push_str(&said.lock().expect("the log is not poisoned"));
         err.push_str(&warned.lock().expect("the log is not poisoned"));
         if !status.is_some_and(|status| status.success()) {
             break;
@@ -161,7 +164,10 @@ async fn a_step_answered_on_the_page_survives_a_reload_and_a_chat_reply_finishes
         if resource["progress"]["db"].is_array() {
             break resource;
         }
-        assert!(Instant::now() < deadline, "step 1 was not saved as progress: {resource}");
+        assert!(
+            Instant::now() < deadline,
+            "step 1 was not saved as progress: {resource}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert_eq!(saved["progress"]["db"][0]["label"], "PostgreSQL", "{saved}");
@@ -170,7 +176,11 @@ async fn a_step_answered_on_the_page_survives_a_reload_and_a_chat_reply_finishes
     on_page(|| page.reload());
     let (done, current, header) = on_page(|| page.steps(&asked.id));
     assert_eq!(done, [true, false, false], "step 1 is kept after the reload");
-    assert_eq!((current, header.as_str()), (Some(1), "When"), "the card opens on step 2");
+    assert_eq!(
+        (current, header.as_str()),
+        (Some(1), "When"),
+        "the card opens on step 2"
+    );
 
     // The rest in Telegram: askgate reads the reply on top of the page's step.
     fake.message(&alice, &dm, "2: 2\n3: 1", Some(prompt), None);
@@ -180,5 +190,8 @@ async fn a_step_answered_on_the_page_survives_a_reload_and_a_chat_reply_finishes
             "db": ["PostgreSQL"], "when": ["Tonight"], "notify": ["Team channel"]}}})
     );
     let summary = on_page(|| page.summary(&asked.id));
-    assert!(summary.contains("PostgreSQL") && summary.contains("Tonight"), "{summary}");
+    assert!(
+        summary.contains("PostgreSQL") && summary.contains("Tonight"),
+        "{summary}"
+    );
 }

@@ -82,7 +82,10 @@ pub(crate) fn ensure_playwright(browser_dir: &Path) {
     // Every package the suites import: a checkout installed before one was
     // added gets it now.
     let modules = browser_dir.join("node_modules");
-    if ["playwright-core", "axe-core"].iter().all(|name| modules.join(name).exists()) {
+    if ["playwright-core", "axe-core"]
+        .iter()
+        .all(|name| modules.join(name).exists())
+    {
         return;
     }
     let npm = Command::new("npm").arg("--version").output();

@@ -54,7 +54,10 @@ async fn fixture() -> Fixture {
         ],
         ..askgate_server::ServerSettings::default()
     };
-    let recipients = vec![support::web_recipient("me", "Me"), support::web_recipient("other", "Other")];
+    let recipients = vec![
+        support::web_recipient("me", "Me"),
+        support::web_recipient("other", "Other"),
+    ];
     let (state, store, stop) = support::state_and_store_in(dir.path(), recipients, settings).await;
     Fixture {
         router: askgate_server::app(state),
@@ -86,7 +89,9 @@ fn post(path: &str, body: &Value) -> Request<Body> {
 
 impl Fixture {
     async fn send(&self, request: Request<Body>) -> (StatusCode, Value) {
-        tokio::time::timeout(WITHIN, send_to(&self.router, request)).await.unwrap()
+        tokio::time::timeout(WITHIN, send_to(&self.router, request))
+            .await
+            .unwrap()
     }
 
     async fn ask(&self) -> String {
@@ -135,13 +140,18 @@ async fn steps_saved_on_the_page_are_the_stored_progress_and_the_answer_sends_th
     let (status, saved) = fixture.progress(ME_KEY, &id, json!({"db": {"options": [1]}})).await;
     assert_eq!(status, StatusCode::OK, "{saved}");
     assert_eq!(saved["status"], "pending");
-    assert_eq!(saved["progress"], json!({"db": [{"kind": "option", "index": 1, "label": "Which DB B"}]}));
+    assert_eq!(
+        saved["progress"],
+        json!({"db": [{"kind": "option", "index": 1, "label": "Which DB B"}]})
+    );
     let mut expected = Answers::new();
     let request = fixture.request_of(&id).await;
     expected.set(&request, "db", vec![option(1, "Which DB B")]);
     assert_eq!(fixture.stored_progress(&id).await, expected);
     let state_path = format!("/web/{ME_KEY}/api/state");
-    let (_, state) = fixture.send(Request::get(&state_path).body(Body::empty()).unwrap()).await;
+    let (_, state) = fixture
+        .send(Request::get(&state_path).body(Body::empty()).unwrap())
+        .await;
     assert_eq!(state["pending"][0]["progress"], saved["progress"], "{state}");
 
     // Step 2 with step 1 changed: each step replaces its own, in order.
@@ -160,7 +170,11 @@ async fn steps_saved_on_the_page_are_the_stored_progress_and_the_answer_sends_th
             "when": [{"kind": "free_text", "text": "after lunch"}],
         })
     );
-    assert_eq!(fixture.resource(&id).await["status"], "pending", "progress never ends it");
+    assert_eq!(
+        fixture.resource(&id).await["status"],
+        "pending",
+        "progress never ends it"
+    );
 
     // The answer sends only what remains; the result has all three.
     let path = format!("/web/{ME_KEY}/api/questions/{id}/answer");
@@ -180,7 +194,10 @@ async fn steps_saved_on_the_page_are_the_stored_progress_and_the_answer_sends_th
         (StatusCode::CONFLICT, Some("question_ended")),
         "{late}"
     );
-    assert_eq!(fixture.resource(&id).await["result"]["answers"]["answers"]["db"], json!(["Which DB A"]));
+    assert_eq!(
+        fixture.resource(&id).await["result"]["answers"]["answers"]["db"],
+        json!(["Which DB A"])
+    );
 }
 
 #[tokio::test]
@@ -190,7 +207,11 @@ async fn a_save_is_merged_with_progress_saved_meanwhile_and_the_stream_hears_it(
     let events = fixture
         .router
         .clone()
-        .oneshot(Request::get(format!("/web/{ME_KEY}/api/events")).body(Body::empty()).unwrap())
+        .oneshot(
+            Request::get(format!("/web/{ME_KEY}/api/events"))
+                .body(Body::empty())
+                .unwrap(),
+        )
         .await
         .unwrap();
     let mut stream = events.into_body().into_data_stream();
@@ -201,7 +222,11 @@ async fn a_save_is_merged_with_progress_saved_meanwhile_and_the_stream_hears_it(
     chat.set(&request, "when", vec![option(0, "Deploy when A")]);
     let question = QuestionId::parse(&id).unwrap();
     assert_eq!(
-        fixture.store.save_progress(&question, &Answers::new(), &chat).await.unwrap(),
+        fixture
+            .store
+            .save_progress(&question, &Answers::new(), &chat)
+            .await
+            .unwrap(),
         askgate_store::ProgressSaved::Saved
     );
 
@@ -230,7 +255,6 @@ async fn a_save_is_merged_with_progress_saved_meanwhile_and_the_stream_hears_it(
     .unwrap_or_else(|_| panic!("no event with the saved step: {text}"));
     assert_eq!(found["progress"]["when"][0]["label"], "Deploy when A", "{found}");
     assert_eq!(found["status"], "pending");
-
 }
 
 #[tokio::test]
@@ -240,11 +264,36 @@ async fn bad_progress_is_a_client_error_with_a_code_and_a_path() {
     let long = "x".repeat(askgate_core::request::MAX_FREE_TEXT_CHARS + 1);
     for (answers, status, code, path) in [
         (json!({}), 422, "invalid_answer", Some("answers")),
-        (json!({"nope": {"options": [0]}}), 422, "invalid_answer", Some("answers.nope")),
-        (json!({"db": {"options": [7]}}), 422, "invalid_answer", Some("answers.db.options")),
-        (json!({"db": {"options": []}}), 422, "invalid_answer", Some("answers.db")),
-        (json!({"db": {"options": [0, 1]}}), 422, "invalid_answer", Some("answers.db")),
-        (json!({"db": {"text": long}}), 422, "answer_too_long", Some("answers.db.text")),
+        (
+            json!({"nope": {"options": [0]}}),
+            422,
+            "invalid_answer",
+            Some("answers.nope"),
+        ),
+        (
+            json!({"db": {"options": [7]}}),
+            422,
+            "invalid_answer",
+            Some("answers.db.options"),
+        ),
+        (
+            json!({"db": {"options": []}}),
+            422,
+            "invalid_answer",
+            Some("answers.db"),
+        ),
+        (
+            json!({"db": {"options": [0, 1]}}),
+            422,
+            "invalid_answer",
+            Some("answers.db"),
+        ),
+        (
+            json!({"db": {"text": long}}),
+            422,
+            "answer_too_long",
+            Some("answers.db.text"),
+        ),
     ] {
         let (got, error) = fixture.progress(ME_KEY, &id, answers.clone()).await;
         assert_eq!(got.as_u16(), status, "{answers}: {error}");
@@ -257,17 +306,27 @@ async fn bad_progress_is_a_client_error_with_a_code_and_a_path() {
     }
     // Not JSON of the route's shape: still a 4xx with a code.
     let path = format!("/web/{ME_KEY}/api/questions/{id}/progress");
-    for body in [json!({"answers": {"db": {"options": ["a"]}}}), json!({"answer": {}}), json!([1])] {
+    for body in [
+        json!({"answers": {"db": {"options": ["a"]}}}),
+        json!({"answer": {}}),
+        json!([1]),
+    ] {
         let (status, error) = fixture.send(post(&path, &body)).await;
         assert!(status.is_client_error(), "{body}: {status} {error}");
         assert!(error["error"]["code"].is_string(), "{body}: {error}");
     }
     // Another person's page, or no question at all: 404.
     let (status, error) = fixture.progress(OTHER_KEY, &id, json!({"db": {"options": [0]}})).await;
-    assert_eq!((status, error["error"]["code"].as_str()), (StatusCode::NOT_FOUND, Some("not_found")));
+    assert_eq!(
+        (status, error["error"]["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("not_found"))
+    );
     let (status, _) = fixture
         .progress(ME_KEY, "01ARZ3NDEKTSV4RRFFQ69G5FAV", json!({"db": {"options": [0]}}))
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    assert!(fixture.stored_progress(&id).await.iter().next().is_none(), "nothing was saved");
+    assert!(
+        fixture.stored_progress(&id).await.iter().next().is_none(),
+        "nothing was saved"
+    );
 }

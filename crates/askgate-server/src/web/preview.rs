@@ -65,11 +65,7 @@ pub fn preview(request: &AskRequest, locale: Locale) -> String {
         let _ = writeln!(out, "[{}] {hint}", question.header);
         let _ = writeln!(out, "{}", question.question);
         for option in &question.options {
-            let control = if question.multi_select {
-                "☐"
-            } else {
-                "○"
-            };
+            let control = if question.multi_select { "☐" } else { "○" };
             let _ = match &option.description {
                 Some(description) => writeln!(out, "  {control} {} — {description}", option.label),
                 None => writeln!(out, "  {control} {}", option.label),
