@@ -131,6 +131,7 @@ async fn two_people_of_a_group_each_answer_on_their_own_link_and_the_result_name
     on_page(|| bob_page.card(&asked.id));
 
     on_page(|| alice_page.tap(&asked.id, "Production"));
+    on_page(|| alice_page.press(&asked.id, "submit"));
     assert_eq!(asked.result(PATIENCE).await, answered("Production"));
     let resource = server.question(&asked.id).await;
     assert_eq!(

@@ -204,12 +204,12 @@ fn render_for_the_web_page_sketches_its_card_in_the_page_s_words() {
     assert_eq!(output.status.code(), Some(0));
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(text.starts_with("Question for you · Reply within "), "{text}");
-    assert!(text.contains("Tap an answer"), "{text}");
+    assert!(text.contains("Choose one"), "{text}");
     assert!(
-        text.contains("Other — your own answer: [Type your answer…] [Send]"),
+        text.contains("Other — your own answer: [Type your answer…]\n"),
         "{text}"
     );
-    assert!(text.ends_with("\n[Skip]\n"), "{text}");
+    assert!(text.ends_with("\n[Send] [Skip]\n"), "{text}");
     assert!(!text.contains("Other…") && !text.contains("ag1:"), "{text}");
 }
 

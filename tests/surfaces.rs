@@ -114,6 +114,7 @@ async fn a_question_shows_on_telegram_and_the_page_and_is_answered_on_either() {
     let labels = on_page(|| page.card(&asked.id));
     assert_eq!(labels, ["Staging (Recommended)", "Production"]);
     on_page(|| page.tap(&asked.id, "Production"));
+    on_page(|| page.press(&asked.id, "submit"));
     assert_eq!(asked.result(PATIENCE).await, answered("Production"));
     edited_into(&fake, message, "Answered by Alice in the web page: Production").await;
     let summary = on_page(|| page.summary(&asked.id));

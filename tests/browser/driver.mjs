@@ -7,7 +7,9 @@
 // Commands:
 //   {"open": LINK}                       open the page; answers once its stream is live
 //   {"card": ID}                          wait for question ID's card; answers its option labels
-//   {"tap": {"id": ID, "label": LABEL}}   tap that option on ID's card (its current step)
+//                                         (as the agent wrote them, " (Recommended)" included)
+//   {"tap": {"id": ID, "label": LABEL}}   tap that option on ID's card (its current step): it selects
+//   {"reload": true}                      reload the page; answers once its stream is live again
 //   {"steps": ID}                         which steps of ID's card show as done, and the current one
 //   {"press": {"id": ID, "button": TESTID}}  press a button of ID's card (submit, next, back, skip)
 //   {"summary": ID}                       wait for ID to show as ended; answers its summary,
@@ -35,8 +37,9 @@ let commands = 0;
 const card = (id) => page.locator(`[data-testid="question-card"][data-question-id="${id}"]`);
 const recentCard = (id) => page.locator(`[data-testid="recent-card"][data-question-id="${id}"]`);
 
-function escapeRegExp(text) {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+// A string inside a CSS attribute selector's double quotes.
+function cssString(text) {
+  return text.replace(/["\\]/g, '\\$&');
 }
 
 async function visible(locator, what) {
@@ -78,16 +81,16 @@ async function open(link) {
 async function showCard(id) {
   const c = card(id);
   await visible(c, `the card of question ${id}`);
-  return { labels: await c.locator('[data-testid="option-label"]').allTextContents() };
+  const options = c.locator('[data-testid="option"]');
+  return { labels: await options.evaluateAll((nodes) => nodes.map((node) => node.dataset.label)) };
 }
 
 async function tap({ id, label }) {
   const c = card(id);
   await visible(c, `the card of question ${id}`);
-  const option = c.locator('[data-testid="option"]').filter({
-    has: page.locator('[data-testid="option-label"]', { hasText: new RegExp(`^${escapeRegExp(label)}$`) }),
-  });
+  const option = c.locator(`[data-testid="option"][data-label="${cssString(label)}"]`);
   await option.click();
+  expect(await option.locator('input').isChecked(), `tapping "${label}" selected it`);
   return {};
 }
 
@@ -127,8 +130,20 @@ async function summary(id) {
   return { summary: text };
 }
 
+async function reload() {
+  // The reloaded page reads its state once, as a page opened anew does.
+  stateReads = 0;
+  await page.reload({ waitUntil: 'load' });
+  await page.evaluate(() => {
+    window.__askgateLoadMarker = 'first load';
+  });
+  await page.locator('[data-testid="connection"][data-state="live"]').waitFor({ state: 'attached', timeout: WAIT_MS });
+  return {};
+}
+
 async function run(command) {
   if ('open' in command) return open(command.open);
+  if ('reload' in command) return reload();
   if ('card' in command) return showCard(command.card);
   if ('tap' in command) return tap(command.tap);
   if ('summary' in command) return summary(command.summary);

@@ -139,14 +139,15 @@ function proxy(target) {
 const card = (page, id) => page.locator(`[data-testid="question-card"][data-question-id="${id}"]`);
 const recentCard = (page, id) => page.locator(`[data-testid="recent-card"][data-question-id="${id}"]`);
 
+// The option whose label (as the agent wrote it) is `label`.
 function option(scope, label) {
-  return scope.locator('[data-testid="option"]').filter({
-    has: scope.page().locator('[data-testid="option-label"]', { hasText: new RegExp(`^${escapeRegExp(label)}$`) }),
-  });
+  return scope.locator(`[data-testid="option"][data-label="${label.replace(/["\\]/g, '\\$&')}"]`);
 }
 
-function escapeRegExp(text) {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+// Selects `label` on the card's step, then sends the answer with Send.
+async function choose(scope, label) {
+  await option(scope, label).click();
+  await scope.locator('[data-testid="submit"]').click();
 }
 
 async function until(what, check) {
@@ -235,15 +236,38 @@ async function singleTap(page) {
   assert.equal(await c.locator('[data-testid="question-text"]').textContent(), 'Where should build <b>42</b> go?');
   assert.equal(await c.locator('b, i').count(), 0, 'agent text made no elements');
   assert.equal(await c.locator('[data-testid="question-header"]').textContent(), 'Deploy');
-  const labels = await c.locator('[data-testid="option-label"]').allTextContents();
+  const labels = await c.locator('[data-testid="option"]').evaluateAll((nodes) => nodes.map((n) => n.dataset.label));
   assert.deepEqual(labels, ['Staging (Recommended)', 'Production', 'Canary']);
+  // The recommended one says so with a badge, and looks like the others until chosen.
+  const shown = await c.locator('[data-testid="option-label"]').allTextContents();
+  assert.deepEqual(shown, ['Staging', 'Production', 'Canary'], 'the suffix became a badge');
+  assert.equal(await c.locator('[data-testid="recommended"]').count(), 1);
+  assert.equal(await option(c, 'Staging (Recommended)').locator('[data-testid="recommended"]').textContent(), 'Recommended');
+  const radios = c.locator('input[type="radio"]');
+  assert.equal(await radios.count(), 3, 'every option has a radio mark');
+  for (let index = 0; index < 3; index++) assert.equal(await radios.nth(index).isChecked(), false, 'nothing is chosen yet');
+  const borders = await c
+    .locator('[data-testid="option"]')
+    .evaluateAll((nodes) => nodes.map((node) => getComputedStyle(node).borderColor));
+  assert.equal(new Set(borders).size, 1, `every option has the same border before a choice: ${borders}`);
+  const send = c.locator('[data-testid="submit"]');
+  assert.equal(await send.textContent(), 'Send');
+  assert.equal(await send.isDisabled(), true, 'Send waits for a choice');
+  assert.equal(await send.getAttribute('aria-disabled'), 'true');
+  assert.equal(await c.locator('[data-testid="skip"]').textContent(), 'Skip', 'one question: Skip, not Skip all');
   const descriptions = await c.locator('[data-testid="option-description"]').allTextContents();
   assert.deepEqual(descriptions, ['safe, resets <i>nightly</i>', 'live traffic']);
   assert.equal(await c.locator('[data-testid="step-bar"]').count(), 0, 'one question needs no step bar');
   assert.equal(await page.locator('[data-testid="empty"]').isVisible(), false, 'the empty note is gone');
   await assertPhoneLayout(page, c, 'the single-choice card');
 
+  // A tap selects; only Send sends.
   await option(c, 'Production').click();
+  assert.equal(await option(c, 'Production').locator('input').isChecked(), true, 'a tap selects');
+  assert.equal(await send.isEnabled(), true, 'Send is enabled once something is chosen');
+  await sleep(300);
+  assert.equal((await api('GET', `/v1/questions/${id}`)).json.status, 'pending', 'a tap alone sends nothing');
+  await send.click();
 
   const resource = await ended(id);
   assert.equal(resource.status, 'answered', `status: ${JSON.stringify(resource)}`);
@@ -281,11 +305,17 @@ async function stepper(page) {
   await assertPhoneLayout(page, c, 'step 1');
 
   await option(c, 'Staging (Recommended)').click();
-  assert.equal(await option(c, 'Staging (Recommended)').getAttribute('aria-pressed'), 'true', 'a tap selects');
+  assert.equal(await option(c, 'Staging (Recommended)').locator('input').isChecked(), true, 'a tap selects');
   assert.equal(await next.isEnabled(), true, 'Next is enabled after a choice');
   // Choosing on step 1 of several does not send anything yet.
   assert.equal((await api('GET', `/v1/questions/${id}`)).json.status, 'pending');
+  assert.equal(await c.locator('[data-testid="skip"]').textContent(), 'Skip all', 'Skip on several questions says what it does');
   await next.click();
+  // Next saved step 1 as the question's progress: still pending, step 1 kept by askgate.
+  await until('step 1 is saved as progress', async () => {
+    const resource = (await api('GET', `/v1/questions/${id}`)).json;
+    return resource.status === 'pending' && Array.isArray(resource.progress.deploy_target);
+  });
 
   // Step 2: a multi-select question; Submit only once it has an answer.
   await until('step 2 is shown', async () => (await stepCount.textContent()) === '2 / 2');
@@ -303,7 +333,7 @@ async function stepper(page) {
   // Back keeps what was chosen.
   await back.click();
   await until('step 1 is shown again', async () => (await stepCount.textContent()) === '1 / 2');
-  assert.equal(await option(c, 'Staging (Recommended)').getAttribute('aria-pressed'), 'true', 'step 1 kept its choice');
+  assert.equal(await option(c, 'Staging (Recommended)').locator('input').isChecked(), true, 'step 1 kept its choice');
   await next.click();
   await until('step 2 is shown again', async () => (await stepCount.textContent()) === '2 / 2');
   assert.equal(await checkbox('On-call').isChecked(), true, 'step 2 kept its choice');
@@ -380,7 +410,7 @@ async function reminded(page) {
   await assertNoReload(page);
   const resource = await api('GET', `/v1/questions/${id}`);
   assert.ok(resource.json.reminders[0].sentAt, `the resource says it was sent: ${resource.text}`);
-  await option(c, 'Canary').click();
+  await choose(c, 'Canary');
   assert.equal((await ended(id)).status, 'answered');
 }
 
@@ -439,7 +469,7 @@ async function refusedAnswer(page) {
     }),
   );
   try {
-    await option(c, 'Canary').click();
+    await choose(c, 'Canary');
     const error = c.locator('[data-testid="card-error"]');
     await visible(error, 'the error under the question');
     const text = await error.textContent();
@@ -448,7 +478,7 @@ async function refusedAnswer(page) {
   } finally {
     await page.unroute(route);
   }
-  await option(c, 'Canary').click();
+  await c.locator('[data-testid="submit"]').click();
   const resource = await ended(id);
   assert.deepEqual(resource.result, { status: 'answered', answers: { answers: { deploy_target: ['Canary'] } } });
   await visible(recentCard(page, id), 'the summary of the question answered on the second tap');
@@ -467,7 +497,7 @@ async function reconnect(page, link, reads) {
   await visible(card(page, kept), 'the question tapped while askgate is away');
   link.down();
   await page.locator('[data-testid="connection"][data-state="reconnecting"]').waitFor({ timeout: WAIT_MS });
-  await option(card(page, kept), 'Canary').click();
+  await choose(card(page, kept), 'Canary');
   const unreachable = card(page, kept).locator('[data-testid="card-error"]');
   await visible(unreachable, 'the "could not reach askgate" error');
   assert.match(await unreachable.textContent(), /^Could not reach askgate\./);
@@ -480,7 +510,7 @@ async function reconnect(page, link, reads) {
   } catch (error) {
     throw new Error(`"could not reach askgate" stayed after the page was live again: ${error.message.split('\n')[0]}`);
   }
-  await option(card(page, kept), 'Canary').click();
+  await card(page, kept).locator('[data-testid="submit"]').click();
   assert.deepEqual((await ended(kept)).result, {
     status: 'answered',
     answers: { answers: { deploy_target: ['Canary'] } },

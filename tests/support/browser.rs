@@ -77,8 +77,15 @@ pub(crate) fn ensure_chromium() {
     );
 }
 
+/// playwright-core and axe-core (the accessibility audit), from npm.
 pub(crate) fn ensure_playwright(browser_dir: &Path) {
-    if browser_dir.join("node_modules").join("playwright-core").exists() {
+    // Every package the suites import: a checkout installed before one was
+    // added gets it now.
+    let modules = browser_dir.join("node_modules");
+    if ["playwright-core", "axe-core"]
+        .iter()
+        .all(|name| modules.join(name).exists())
+    {
         return;
     }
     let npm = Command::new("npm").arg("--version").output();
@@ -239,6 +246,11 @@ impl Page {
             answer["current"].as_u64(),
             answer["header"].as_str().unwrap_or_default().to_owned(),
         )
+    }
+
+    /// Reloads the page, once its stream is live again.
+    pub(crate) fn reload(&mut self) {
+        self.step(&json!({"reload": true}));
     }
 
     /// Presses the button `testid` (`submit`, `next`, `back`, `skip`) on

@@ -979,6 +979,25 @@ pub(crate) fn direct_answers(
     progress: &Answers,
 ) -> Result<Answers, EngineError> {
     let invalid = |path: String, message: String| EngineError::InvalidAnswer { path, message };
+    let mut answers = given_answers(request, items)?;
+    for (id, items) in progress.iter() {
+        if answers.get(id).is_none() {
+            answers.set(request, id, items.to_vec());
+        }
+    }
+    if let Some(missing) = answers.missing(request).first() {
+        return Err(invalid(
+            format!("answers.{missing}"),
+            format!("Question \"{missing}\" has no answer yet."),
+        ));
+    }
+    Ok(answers)
+}
+
+/// Checks each item of a direct answer against the request and turns them
+/// into answers (only those given: a whole answer or a step's progress).
+pub(crate) fn given_answers(request: &AskRequest, items: Vec<DirectItem>) -> Result<Answers, EngineError> {
+    let invalid = |path: String, message: String| EngineError::InvalidAnswer { path, message };
     let mut answers = Answers::new();
     for item in items {
         // An id the request does not have is the caller's text: named by an excerpt.
@@ -1027,17 +1046,6 @@ pub(crate) fn direct_answers(
             .collect();
         values.extend(text.map(|text| AnswerItem::FreeText { text: text.to_owned() }));
         answers.set(request, &item.id, values);
-    }
-    for (id, items) in progress.iter() {
-        if answers.get(id).is_none() {
-            answers.set(request, id, items.to_vec());
-        }
-    }
-    if let Some(missing) = answers.missing(request).first() {
-        return Err(invalid(
-            format!("answers.{missing}"),
-            format!("Question \"{missing}\" has no answer yet."),
-        ));
     }
     Ok(answers)
 }

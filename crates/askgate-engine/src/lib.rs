@@ -5,7 +5,7 @@
 //! | [`engine`] | accepting, waiting, cancelling, expiring and resolving questions |
 //! | `delivery` | delivering to each surface of the recipient, and editing every copy into its summary ([`summary_of`]) |
 //! | [`inbound`] | taps and typed replies from chat adapters ([`askgate_core::InboundSink`]) |
-//! | `page` | askgate's page: whose link it is, which questions that person answers there, an answer given there |
+//! | `page` | askgate's page: whose link it is, which questions that person answers there, an answer given there, and the steps saved there as the person goes ([`PageProgress`]) |
 //! | [`recipient`] | who a question goes to, on which surfaces, and who may answer it |
 //! | [`plan`] | a question's reminders and escalations, made when it is asked, held out of quiet hours |
 //! | `elsewhere` | following what other processes on a shared store changed: timers, waits ended, live views told, in batches |
@@ -41,5 +41,6 @@ pub use engine::{
     REDELIVER_AFTER, SWEEP_EVERY, SessionKind, Submitted, Update, WEB,
 };
 pub use inbound::cursor_key;
+pub use page::PageProgress;
 pub use plan::{Escalation, Nudges, Waiting};
 pub use recipient::{Recipient, RecipientSurface};

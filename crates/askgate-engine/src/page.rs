@@ -1,5 +1,8 @@
 //! askgate's own page, as the engine sees it: who a page link belongs to,
-//! which questions that person may answer there, and an answer given there.
+//! which questions that person may answer there, an answer given there, and
+//! the steps answered there saved as they go, into the same stored progress
+//! a partial chat reply saves, so that a reload, another device or a chat
+//! reply finishes what the page began.
 //!
 //! A page link is a *person's*: a recipient who is one person (a direct chat,
 //! or the page alone). That person answers on it their own questions and
@@ -11,10 +14,26 @@
 
 use askgate_core::QuestionId;
 use askgate_core::channel::UserRef;
-use askgate_store::{QuestionRecord, QuestionStatus, Resolution};
+use askgate_store::{ProgressSaved, QuestionRecord, QuestionStatus, Resolution, StoreError};
+use tracing::info;
 
-use crate::engine::{DirectAnswer, Engine, EngineError, Submitted, WEB, direct_answers};
+use crate::engine::{DirectAnswer, DirectItem, Engine, EngineError, Submitted, WEB, direct_answers, given_answers};
 use crate::recipient::Recipient;
+
+/// How many times the page's progress is merged again when other saves
+/// (a chat reply, another tab) keep landing first, before it is refused as
+/// busy (the page sends it again on the next step).
+const PROGRESS_ATTEMPTS: u32 = 8;
+
+/// What saving the page's progress did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PageProgress {
+    /// Saved: the question as it is now, still pending, with the progress.
+    Saved(QuestionRecord),
+    /// The question had ended already; nothing changed.
+    AlreadyEnded(QuestionRecord),
+}
 
 impl Engine {
     /// The people who have a page link: every recipient who is not a group.
@@ -105,6 +124,59 @@ impl Engine {
         let mut pages: Vec<&String> = self.inner.channels.keys().filter(|name| on_page(name)).collect();
         pages.sort();
         pages.first().map_or_else(|| WEB.to_owned(), |name| (*name).clone())
+    }
+
+    /// Saves steps answered on `person`'s page into question `id`'s
+    /// progress: each item replaces what that step had (from the page or a
+    /// chat reply), the others stay. The store compares and sets, so a chat
+    /// reply saved meanwhile is read again and kept. Saving never ends the
+    /// question, even when every step is answered now: the page's Submit
+    /// does, or a chat reply. Live views hear of it as of a chat reply's
+    /// progress, and the next chat reply is read on top of it.
+    pub async fn save_page_progress(
+        &self,
+        person: &str,
+        id: &QuestionId,
+        items: Vec<DirectItem>,
+    ) -> Result<PageProgress, EngineError> {
+        if items.is_empty() {
+            return Err(EngineError::InvalidAnswer {
+                path: "answers".to_owned(),
+                message: "Send at least one answered question.".to_owned(),
+            });
+        }
+        let mut attempt = 0;
+        loop {
+            let record = self.page_question(person, id).await?;
+            if record.status.is_final() {
+                return Ok(PageProgress::AlreadyEnded(record));
+            }
+            let given = given_answers(&record.request, items.clone())?;
+            let mut merged = record.progress.clone();
+            for (question, answer) in given.iter() {
+                merged.set(&record.request, question, answer.to_vec());
+            }
+            if merged == record.progress {
+                return Ok(PageProgress::Saved(record));
+            }
+            match self.store().save_progress(id, &record.progress, &merged).await? {
+                ProgressSaved::Saved => {
+                    let updated = self.get(id).await?.ok_or(EngineError::NotFound)?;
+                    info!(question = %id, person = %person, "progress saved on the page");
+                    self.publish(updated.clone());
+                    return Ok(PageProgress::Saved(updated));
+                }
+                ProgressSaved::Changed if attempt < PROGRESS_ATTEMPTS => attempt += 1,
+                ProgressSaved::Changed => {
+                    let busy = format!("question {id}: other replies kept saving their progress first");
+                    return Err(StoreError::Unavailable(busy).into());
+                }
+                _ => {
+                    let ended = self.get(id).await?.ok_or(EngineError::NotFound)?;
+                    return Ok(PageProgress::AlreadyEnded(ended));
+                }
+            }
+        }
     }
 
     /// Replaces every person's page link (by their recipient's name): what

@@ -29,7 +29,7 @@
       loadingMore: 'Loading…',
       recentTitle: 'Recent',
       empty: 'There is no question waiting for you right now.',
-      forWho: 'For {name}',
+      forWho: 'for {name}',
       kickerOne: 'Question for you',
       kickerMany: 'Questions for you',
       within: 'Reply within {d}',
@@ -47,7 +47,7 @@
       months: 'Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec',
       chooseOne: 'Choose one',
       chooseAny: 'Choose any',
-      tapOne: 'Tap an answer',
+      recommended: 'Recommended',
       otherLabel: 'Other — your own answer',
       otherPlaceholder: 'Type your answer',
       back: 'Back',
@@ -55,6 +55,12 @@
       submit: 'Submit',
       send: 'Send',
       skip: 'Skip',
+      skipAll: 'Skip all',
+      skipAllTitle: 'Skip all {n} questions?',
+      skipAllNone: 'Nothing is answered yet. Skip all and send no answer?',
+      skipAllSome: 'You answered {k} of {n}: {list}. Skip all and send no answer? Your answers will not be sent.',
+      cancel: 'Cancel',
+      notSaved: 'Your answer to this step was not saved yet; it is sent when you submit.',
       stepOf: 'Question {i} of {n}',
       sending: 'Sending…',
       submitted: 'Answer submitted',
@@ -75,6 +81,7 @@
       status_delivery_failed: 'Could not be delivered',
       listSep: ', ',
       headerSep: ' · ',
+      quoted: '“{text}”',
     },
     'zh-CN': {
       pendingTitle: '等待你回答',
@@ -101,7 +108,7 @@
       months: '1 2 3 4 5 6 7 8 9 10 11 12',
       chooseOne: '单选',
       chooseAny: '可多选',
-      tapOne: '点选一个回答',
+      recommended: '推荐',
       otherLabel: '其他 — 用你自己的话回答',
       otherPlaceholder: '输入你的回答',
       back: '上一步',
@@ -109,6 +116,12 @@
       submit: '提交',
       send: '发送',
       skip: '跳过',
+      skipAll: '全部跳过',
+      skipAllTitle: '全部跳过这 {n} 个问题？',
+      skipAllNone: '还没有回答任何问题。全部跳过，不发送回答？',
+      skipAllSome: '你已回答 {n} 题中的 {k} 题：{list}。全部跳过，不发送回答？这些回答不会被发送。',
+      cancel: '取消',
+      notSaved: '这一步的回答还没有保存；提交时会一并发送。',
       stepOf: '第 {i} 题，共 {n} 题',
       sending: '正在提交…',
       submitted: '回答已提交',
@@ -129,6 +142,7 @@
       status_delivery_failed: '无法送达',
       listSep: '、',
       headerSep: ' · ',
+      quoted: '“{text}”',
     },
   };
 
@@ -352,11 +366,13 @@
     return draft;
   }
 
-  // What was answered so far on any surface (a reply in a chat app) fills
-  // the steps the person has not touched here: they show as done, and the
-  // card opens on the first one still missing.
+  // What was answered so far on any surface (a reply in a chat app, or this
+  // page saving a step on Next) fills the steps the person has not touched
+  // here: they show as done, and the card opens on the first one still
+  // missing. Whether it changed anything.
   function fromProgress(q, draft) {
     const progress = q.progress || {};
+    let changed = false;
     q.request.questions.forEach(function (question, index) {
       const items = progress[question.id];
       const answer = draft.answers[index];
@@ -365,7 +381,9 @@
         if (item && item.kind === 'option' && Number.isInteger(item.index)) answer.options.add(item.index);
         else if (item && item.kind === 'free_text' && typeof item.text === 'string') answer.text = item.text;
       }
+      changed = changed || isAnswered(answer);
     });
+    return changed;
   }
 
   function firstMissing(draft) {
@@ -375,41 +393,73 @@
   }
 
   // A card already shown hears of progress made elsewhere: taken in, and the
-  // card moves on from a step that is answered now.
+  // card moves on from a step that is answered now. The step is rebuilt only
+  // when something on it changed, so that the focus and the caret stay put
+  // when the progress is the page's own step coming back.
   function takeProgress(card, q) {
     if (JSON.stringify(card.q.progress || {}) === JSON.stringify(q.progress || {})) return;
     card.q.progress = q.progress;
-    const wasAnswered = isAnswered(card.draft.answers[card.draft.step]);
-    fromProgress(card.q, card.draft);
+    const step = card.draft.step;
+    const wasAnswered = isAnswered(card.draft.answers[step]);
+    const changed = fromProgress(card.q, card.draft);
     const missing = firstMissing(card.draft);
     if (!wasAnswered && missing >= 0) card.draft.step = missing;
-    renderStep(card);
+    if (changed || card.draft.step !== step) renderStep(card);
+    else updateControls(card);
   }
 
   function isAnswered(answer) {
     return answer.options.size > 0 || answer.text.trim() !== '';
   }
 
+  // One step of the draft as the answer route takes it.
+  function entry(answer) {
+    const text = answer.text.trim();
+    return {
+      options: Array.from(answer.options).sort(function (a, b) {
+        return a - b;
+      }),
+      text: text === '' ? null : text,
+    };
+  }
+
+  // Whether step `index` of the draft is what askgate holds as its progress.
+  function isSaved(q, draft, index) {
+    const items = (q.progress || {})[q.request.questions[index].id];
+    if (!Array.isArray(items)) return false;
+    const mine = entry(draft.answers[index]);
+    const options = items.filter((item) => item && item.kind === 'option').map((item) => item.index);
+    const texts = items.filter((item) => item && item.kind === 'free_text').map((item) => item.text);
+    return (
+      JSON.stringify(options.sort((a, b) => a - b)) === JSON.stringify(mine.options) &&
+      (texts[0] || null) === mine.text
+    );
+  }
+
+  // The final answer: the steps askgate does not hold yet (it fills in the
+  // ones saved as progress), at least one so that the request says something.
   function payload(q, draft) {
     const answers = {};
     q.request.questions.forEach(function (question, index) {
-      const answer = draft.answers[index];
-      const text = answer.text.trim();
-      answers[question.id] = {
-        options: Array.from(answer.options).sort(function (a, b) {
-          return a - b;
-        }),
-        text: text === '' ? null : text,
-      };
+      if (!isSaved(q, draft, index)) answers[question.id] = entry(draft.answers[index]);
     });
+    if (Object.keys(answers).length === 0) {
+      const last = q.request.questions.length - 1;
+      answers[q.request.questions[last].id] = entry(draft.answers[last]);
+    }
     return { answers: answers };
   }
 
-  // One question, one single-select: a tap is the answer (as a chat button is).
+  // One question with one answer: the card reads "Send" rather than "Submit".
   function isSingleChoice(q) {
     const questions = q.request.questions;
     return questions.length === 1 && !questions[0].multiSelect;
   }
+
+  // Agents end the recommended option's label with " (Recommended)" (the
+  // model guidance asks them to): the page shows a badge instead of the
+  // suffix. The label given back to askgate is always the option's index.
+  const RECOMMENDED = /\s*\(recommended\)\s*$/i;
 
   // --- a pending question's card ---
 
@@ -417,10 +467,11 @@
     const card = { q: q, draft: draft, busy: false, parts: {} };
     const questions = q.request.questions;
     const parts = card.parts;
+    const many = questions.length > 1;
 
     parts.timeLeft = el('span', { class: 'time-left', 'data-testid': 'time-left' });
     parts.stepBar = null;
-    if (questions.length > 1) {
+    if (many) {
       parts.stepCount = el('span', { class: 'step-count', 'data-testid': 'step-count' });
       parts.segments = questions.map(function () {
         return el('span', { class: 'segment', 'data-testid': 'segment' });
@@ -460,13 +511,16 @@
         submit(card);
       },
     });
+    // On several questions Skip ends them all: it says so, and asks first.
     parts.skip = el('button', {
       type: 'button',
       class: 'btn quiet',
       'data-testid': 'skip',
-      text: t('skip'),
+      text: many ? t('skipAll') : t('skip'),
+      'aria-haspopup': many ? 'dialog' : null,
       onclick: function () {
-        skip(card);
+        if (many) confirmSkip(card);
+        else skip(card);
       },
     });
 
@@ -479,16 +533,21 @@
         'data-question-id': q.id,
         'data-status': 'pending',
         'data-single-choice': isSingleChoice(q) ? 'true' : 'false',
+        'aria-label': questions
+          .map(function (question) {
+            return question.header;
+          })
+          .join(t('headerSep')),
       },
       [
         el('div', { class: 'card-top' }, [
-          el('span', { class: 'kicker', text: questions.length > 1 ? t('kickerMany') : t('kickerOne') }),
+          el('span', { class: 'kicker', text: many ? t('kickerMany') : t('kickerOne') }),
           parts.timeLeft,
         ]),
         parts.stepBar,
         parts.step,
         parts.error,
-        el('div', { class: 'actions' }, [isSingleChoice(q) ? null : nav, parts.skip]),
+        el('div', { class: 'actions' }, [nav, parts.skip]),
       ],
     );
     renderStep(card);
@@ -500,9 +559,17 @@
     const draft = card.draft;
     const last = card.q.request.questions.length - 1;
     if (delta > 0 && !isAnswered(draft.answers[draft.step])) return;
+    const leaving = draft.step;
     draft.step = Math.min(last, Math.max(0, draft.step + delta));
     renderStep(card);
-    const first = card.parts.step.querySelector('button, input');
+    focusStep(card);
+    if (delta > 0) saveProgress(card, leaving);
+  }
+
+  // The first control of the step: the chosen option when there is one.
+  function focusStep(card) {
+    const step = card.parts.step;
+    const first = step.querySelector('input.check:checked') || step.querySelector('button, input');
     if (first) first.focus({ preventScroll: true });
   }
 
@@ -514,52 +581,56 @@
     const index = draft.step;
     const question = questions[index];
     const answer = draft.answers[index];
-    const single = isSingleChoice(q);
     const inputId = 'other-' + q.id + '-' + index;
+    const headingId = 'question-' + q.id + '-' + index;
 
     const optionNodes = question.options.map(function (option, optionIndex) {
+      const recommended = RECOMMENDED.test(option.label);
+      const shownLabel = recommended ? option.label.replace(RECOMMENDED, '') : option.label;
       const body = el('span', { class: 'option-body' }, [
-        el('span', { class: 'option-label', 'data-testid': 'option-label', text: option.label }),
+        el('span', { class: 'option-line' }, [
+          el('span', { class: 'option-label', 'data-testid': 'option-label', text: shownLabel }),
+          recommended ? el('span', { class: 'badge', 'data-testid': 'recommended', text: t('recommended') }) : null,
+        ]),
         option.description
           ? el('span', { class: 'option-description', 'data-testid': 'option-description', text: option.description })
           : null,
       ]);
-      if (question.multiSelect) {
-        const box = el('input', {
-          type: 'checkbox',
-          class: 'check',
-          'data-testid': 'option-checkbox',
-          onchange: function () {
+      // A real radio or checkbox: its mark shows what is chosen (nothing is
+      // until the person chooses), and the keyboard works as everywhere.
+      const box = el('input', {
+        type: question.multiSelect ? 'checkbox' : 'radio',
+        name: 'option-' + q.id + '-' + index,
+        class: 'check',
+        'data-testid': question.multiSelect ? 'option-checkbox' : 'option-radio',
+        onchange: function () {
+          if (card.busy) return;
+          if (question.multiSelect) {
             if (box.checked) answer.options.add(optionIndex);
             else answer.options.delete(optionIndex);
-            updateControls(card);
-          },
-        });
-        box.checked = answer.options.has(optionIndex);
-        return el('label', { class: 'option multi', 'data-testid': 'option', 'data-index': optionIndex }, [box, body]);
-      }
-      return el(
-        'button',
-        {
-          type: 'button',
-          class: 'option single' + (optionIndex === 0 ? ' first' : ''),
-          'data-testid': 'option',
-          'data-index': optionIndex,
-          'aria-pressed': answer.options.has(optionIndex) ? 'true' : 'false',
-          onclick: function () {
-            if (card.busy) return;
+          } else if (box.checked) {
             answer.options = new Set([optionIndex]);
             // A chosen option replaces the person's own words.
             answer.text = '';
             card.parts.other.value = '';
-            if (single) submit(card);
-            else updateControls(card);
-          },
+          }
+          updateControls(card);
         },
-        [question.multiSelect ? null : el('span', { class: 'radio', 'aria-hidden': 'true' }), body],
+      });
+      box.checked = answer.options.has(optionIndex);
+      return el(
+        'label',
+        {
+          class: 'option ' + (question.multiSelect ? 'multi' : 'single'),
+          'data-testid': 'option',
+          'data-index': optionIndex,
+          'data-label': option.label,
+        },
+        [box, body],
       );
     });
 
+    const last = index === questions.length - 1;
     const other = el('input', {
       id: inputId,
       type: 'text',
@@ -567,7 +638,7 @@
       'data-testid': 'other-input',
       placeholder: t('otherPlaceholder'),
       autocomplete: 'off',
-      enterkeyhint: single || index === questions.length - 1 ? 'send' : 'next',
+      enterkeyhint: last ? 'send' : 'next',
       // askgate_core::request::MAX_FREE_TEXT_CHARS (a test in web/mod.rs checks).
       maxlength: '2000',
       oninput: function () {
@@ -580,25 +651,26 @@
         if (event.key !== 'Enter' || event.isComposing) return;
         event.preventDefault();
         if (!card.parts.next.hidden && !card.parts.next.disabled) go(card, 1);
-        else if (!card.parts.submit.disabled) submit(card);
+        else if (!card.parts.submit.hidden && !card.parts.submit.disabled) submit(card);
       },
     });
     other.value = answer.text;
     card.parts.other = other;
     card.parts.options = optionNodes;
 
-    const hint = single ? t('tapOne') : question.multiSelect ? t('chooseAny') : t('chooseOne');
+    const hint = question.multiSelect ? t('chooseAny') : t('chooseOne');
     const stepNode = el('div', { class: 'step', 'data-testid': 'step', 'data-step': index }, [
       el('p', { class: 'question-header' }, [
         el('span', { class: 'header-chip', 'data-testid': 'question-header', text: question.header }),
         el('span', { class: 'hint', text: hint }),
       ]),
-      el('h3', { class: 'question-text', 'data-testid': 'question-text', text: question.question }),
-      el('div', { class: 'options', role: 'group', 'aria-label': question.header }, optionNodes),
-      el('div', { class: 'other' }, [
-        el('label', { class: 'other-label', for: inputId, text: t('otherLabel') }),
-        single ? el('div', { class: 'other-row' }, [other, card.parts.submit]) : other,
-      ]),
+      el('h3', { class: 'question-text', id: headingId, 'data-testid': 'question-text', text: question.question }),
+      el(
+        'div',
+        { class: 'options', role: question.multiSelect ? 'group' : 'radiogroup', 'aria-labelledby': headingId },
+        optionNodes,
+      ),
+      el('div', { class: 'other' }, [el('label', { class: 'other-label', for: inputId, text: t('otherLabel') }), other]),
     ]);
     card.parts.step.replaceWith(stepNode);
     card.parts.step = stepNode;
@@ -608,6 +680,13 @@
       card.parts.stepBar.setAttribute('aria-label', t('stepOf', { i: index + 1, n: questions.length }));
     }
     updateControls(card);
+  }
+
+  // A button that cannot be used now: disabled, and said to be (the style
+  // keys on the attribute too, so that it never looks usable).
+  function setDisabled(button, disabled) {
+    button.disabled = disabled;
+    button.setAttribute('aria-disabled', disabled ? 'true' : 'false');
   }
 
   // Reflects the draft and busy state in the buttons, without rebuilding.
@@ -625,28 +704,19 @@
     parts.options.forEach(function (node, optionIndex) {
       const chosen = answer.options.has(optionIndex);
       node.classList.toggle('chosen', chosen);
-      if (node.tagName === 'BUTTON') {
-        node.setAttribute('aria-pressed', chosen ? 'true' : 'false');
-        node.disabled = card.busy;
-      } else {
-        const box = node.querySelector('input');
-        box.checked = chosen;
-        box.disabled = card.busy;
-      }
+      const box = node.querySelector('input');
+      box.checked = chosen;
+      box.disabled = card.busy;
     });
     parts.other.disabled = card.busy;
-    parts.skip.disabled = card.busy;
+    setDisabled(parts.skip, card.busy);
 
-    if (single) {
-      parts.submit.disabled = card.busy || answer.text.trim() === '';
-    } else {
-      parts.back.hidden = index === 0;
-      parts.back.disabled = card.busy;
-      parts.next.hidden = last;
-      parts.next.disabled = card.busy || !isAnswered(answer);
-      parts.submit.hidden = !last;
-      parts.submit.disabled = card.busy || !all;
-    }
+    parts.back.hidden = index === 0;
+    setDisabled(parts.back, card.busy);
+    parts.next.hidden = last;
+    setDisabled(parts.next, card.busy || !isAnswered(answer));
+    parts.submit.hidden = !last;
+    setDisabled(parts.submit, card.busy || !all);
     parts.submit.textContent = card.busy && card.action === 'answer' ? t('sending') : single ? t('send') : t('submit');
 
     if (parts.segments) {
@@ -674,14 +744,71 @@
     }
   }
 
+  // --- "Skip all", confirmed in the page ---
+
+  let dialog = null;
+
+  // One dialog for the page, made when first needed: a modal <dialog> keeps
+  // the focus inside, closes on Escape, and gives the focus back.
+  function skipDialog() {
+    if (dialog) return dialog;
+    const title = el('h2', { class: 'dialog-title', id: 'skip-title', 'data-testid': 'skip-title' });
+    const text = el('p', { class: 'dialog-text', id: 'skip-text', 'data-testid': 'skip-text' });
+    const cancel = el('button', { type: 'button', class: 'btn secondary', 'data-testid': 'skip-cancel' });
+    const confirm = el('button', { type: 'button', class: 'btn danger', 'data-testid': 'skip-confirm' });
+    const node = el(
+      'dialog',
+      { class: 'dialog', 'data-testid': 'skip-dialog', 'aria-labelledby': 'skip-title', 'aria-describedby': 'skip-text' },
+      [title, text, el('div', { class: 'dialog-actions' }, [cancel, confirm])],
+    );
+    document.body.append(node);
+    dialog = { node, title, text, cancel, confirm, card: null };
+    cancel.addEventListener('click', function () {
+      node.close('cancel');
+    });
+    confirm.addEventListener('click', function () {
+      node.close('skip');
+    });
+    node.addEventListener('close', function () {
+      const card = dialog.card;
+      dialog.card = null;
+      if (!card) return;
+      if (node.returnValue === 'skip' && view.cards.get(card.q.id) === card) skip(card);
+      else if (card.parts.skip.isConnected) card.parts.skip.focus();
+    });
+    return dialog;
+  }
+
+  // Names what was answered (by each step's header), so that the person
+  // knows what Skip all throws away; Cancel has the focus.
+  function confirmSkip(card) {
+    if (card.busy) return;
+    const d = skipDialog();
+    const questions = card.q.request.questions;
+    const answered = questions.filter(function (_, index) {
+      return isAnswered(card.draft.answers[index]);
+    });
+    const list = answered
+      .map(function (question) {
+        return t('quoted', { text: question.header });
+      })
+      .join(t('listSep'));
+    d.title.textContent = t('skipAllTitle', { n: questions.length });
+    d.text.textContent =
+      answered.length === 0 ? t('skipAllNone') : t('skipAllSome', { k: answered.length, n: questions.length, list });
+    d.cancel.textContent = t('cancel');
+    d.confirm.textContent = t('skipAll');
+    d.card = card;
+    d.node.returnValue = '';
+    d.node.showModal();
+    d.cancel.focus();
+  }
+
   // --- talking to askgate ---
 
-  async function post(card, action, body) {
-    if (card.busy) return;
-    card.busy = true;
-    card.action = action;
-    showError(card, '');
-    updateControls(card);
+  // POSTs under the page's API: the response and its JSON, or null when
+  // askgate could not be reached.
+  async function postJson(card, action, body) {
     let response;
     try {
       response = await fetch(base + '/api/questions/' + encodeURIComponent(card.q.id) + '/' + action, {
@@ -691,10 +818,7 @@
         cache: 'no-store',
       });
     } catch (_) {
-      card.busy = false;
-      updateControls(card);
-      showError(card, t('network'), 'network');
-      return;
+      return null;
     }
     let data = null;
     try {
@@ -702,6 +826,52 @@
     } catch (_) {
       data = null;
     }
+    return { response, data };
+  }
+
+  // Saves step `index` (answered, the person moved on) as the question's
+  // progress, without holding the person up: a reload, another device or a
+  // chat reply carries on from it. A save that fails costs nothing but the
+  // save: the final answer sends every step askgate does not hold.
+  async function saveProgress(card, index) {
+    const answer = card.draft.answers[index];
+    if (!isAnswered(answer) || isSaved(card.q, card.draft, index)) return;
+    const id = card.q.request.questions[index].id;
+    const body = { answers: {} };
+    body.answers[id] = entry(answer);
+    const sent = JSON.stringify(body.answers[id]);
+    const result = await postJson(card, 'progress', body);
+    if (view.cards.get(card.q.id) !== card) return;
+    if (result && result.response.ok && result.data && result.data.progress) {
+      // What askgate holds now; the stream brings the same, and then has nothing to add.
+      card.q.progress = result.data.progress;
+      return;
+    }
+    if (result && result.response.status === 409) {
+      notice(t('ended'), 'warn');
+      awaitEnd(card);
+      return;
+    }
+    // Refused or unreachable: said once, quietly, unless the step changed since.
+    if (JSON.stringify(entry(card.draft.answers[index])) === sent && !card.busy) {
+      showError(card, t('notSaved'), result ? 'refused' : 'network');
+    }
+  }
+
+  async function post(card, action, body) {
+    if (card.busy) return;
+    card.busy = true;
+    card.action = action;
+    showError(card, '');
+    updateControls(card);
+    const result = await postJson(card, action, body);
+    if (!result) {
+      card.busy = false;
+      updateControls(card);
+      showError(card, t('network'), 'network');
+      return;
+    }
+    const { response, data } = result;
     if (response.ok) {
       notice(action === 'skip' ? t('skippedNotice') : t('submitted'), 'ok');
       awaitEnd(card);
@@ -714,10 +884,6 @@
       return;
     }
     card.busy = false;
-    if (action === 'answer' && isSingleChoice(card.q)) {
-      // A tap that was refused leaves nothing chosen.
-      card.draft.answers[0].options.clear();
-    }
     updateControls(card);
     if (response.status === 422) {
       showError(card, error.message ? t('invalid') + ' ' + error.message : t('invalid'));
@@ -943,6 +1109,7 @@
     const relabel = applyLocale(view.recipient && view.recipient.locale);
     const name = view.recipient ? view.recipient.displayName || view.recipient.name || '' : '';
     $('[data-testid="recipient"]').textContent = name ? t('forWho', { name: name }) : '';
+    $('[data-testid="who-part"]').hidden = !name;
     setConnection($('[data-testid="connection"]').dataset.state || 'connecting');
     if (Number.isInteger(state.recentLimit) && state.recentLimit >= 0) view.recentLimit = state.recentLimit;
 

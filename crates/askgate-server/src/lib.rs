@@ -262,6 +262,7 @@ pub fn app(state: AppState) -> Router {
         .route("/web/{key}/api/events", get(web::events))
         .route("/web/{key}/api/questions/{id}/answer", post(web::answer))
         .route("/web/{key}/api/questions/{id}/skip", post(web::skip))
+        .route("/web/{key}/api/questions/{id}/progress", post(web::progress::save))
         .route("/assets/web.js", get(web::script))
         .route("/assets/web.css", get(web::style))
         .route("/openapi.json", get(openapi_document))

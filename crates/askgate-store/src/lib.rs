@@ -505,13 +505,16 @@ pub trait Store: Send + Sync + 'static {
     /// way).
     async fn undelivered_since(&self, channel: &str, since: Timestamp) -> Result<bool, StoreError>;
 
-    /// At most `limit` pending questions addressed to `recipient`, oldest
-    /// first, after the question `after` (exclusive) when given: a page
-    /// shows the first ones and asks for more after the last it has. A
-    /// question `after` that no longer exists starts from the beginning.
-    async fn pending_for_recipient(
+    /// At most `limit` pending questions addressed to any of `recipients`
+    /// (a person's page: theirs and their groups'), oldest first, after the
+    /// question `after` (exclusive) when given: a page shows the first ones
+    /// and asks for more after the last it has. A question `after` that no
+    /// longer exists starts from the beginning. The order is the store's
+    /// own (creation, then insertion), so that paging after any question
+    /// lists every one once, however many were asked in one millisecond.
+    async fn pending_for_recipients(
         &self,
-        recipient: &str,
+        recipients: &[String],
         after: Option<&QuestionId>,
         limit: u32,
     ) -> Result<Vec<QuestionRecord>, StoreError>;

@@ -567,7 +567,7 @@ async fn pending_lists_are_oldest_first_in_pages_and_ended_ones_latest_first(fre
         async move {
             let after = after.map(id);
             let page = store
-                .pending_for_recipient(recipient, after.as_ref(), limit)
+                .pending_for_recipients(&[recipient.to_owned()], after.as_ref(), limit)
                 .await
                 .unwrap();
             page.into_iter().map(|record| record.id.to_string()).collect::<Vec<_>>()
@@ -584,6 +584,25 @@ async fn pending_lists_are_oldest_first_in_pages_and_ended_ones_latest_first(fre
     assert_eq!(page("alice", Some("zz"), 1).await, ["a1"]);
     assert_eq!(store.count_pending_for_recipient("alice").await.unwrap(), 3);
     assert_eq!(store.count_pending_for_recipient("carol").await.unwrap(), 0);
+    // Several recipients' (a person's page: theirs and their groups'): one
+    // list in the same order, paged alike.
+    let both = |after: Option<&'static str>, limit: u32| {
+        let store = store.clone();
+        async move {
+            let after = after.map(id);
+            let names = ["alice".to_owned(), "bob".to_owned(), "carol".to_owned()];
+            let page = store
+                .pending_for_recipients(&names, after.as_ref(), limit)
+                .await
+                .unwrap();
+            page.into_iter().map(|record| record.id.to_string()).collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(both(None, 10).await, ["a1", "bob1", "a3", "a4"]);
+    assert_eq!(both(None, 2).await, ["a1", "bob1"]);
+    assert_eq!(both(Some("bob1"), 2).await, ["a3", "a4"]);
+    assert_eq!(both(Some("a1"), 1).await, ["bob1"]);
+    assert!(store.pending_for_recipients(&[], None, 10).await.unwrap().is_empty());
 
     // Ended ones only, the latest to end first, limited.
     store

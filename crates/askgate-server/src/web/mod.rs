@@ -14,6 +14,7 @@
 mod kind;
 mod person;
 mod preview;
+pub(crate) mod progress;
 
 pub use kind::Web;
 pub use preview::preview;

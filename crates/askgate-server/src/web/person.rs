@@ -2,13 +2,10 @@
 //!
 //! A page link is a person's ([`askgate_engine::Engine::answers_for`]): it
 //! shows their own questions and those of every group naming them among its
-//! `people`, merged into one list, and an answer given there is theirs. The
-//! store reads one recipient's questions at a time; a person answers for a
-//! few recipients (themselves and their groups), so each read here is one
-//! indexed read per recipient, merged.
+//! `people`, in one list, and an answer given there is theirs.
 
 use askgate_core::QuestionId;
-use askgate_store::{QuestionRecord, Timestamp};
+use askgate_store::QuestionRecord;
 
 use crate::AppState;
 use crate::error::ApiError;
@@ -57,33 +54,20 @@ pub(crate) fn person_for(state: &AppState, key: &str) -> Result<Person, ApiError
 
 /// At most `limit` of `person`'s pending questions, oldest first, after
 /// question `after` when given (a position in the order of every pending
-/// question, whichever recipient's it is).
+/// question, whichever recipient's it is): one read, in the store's order.
 pub(crate) async fn pending(
     state: &AppState,
     person: &Person,
     after: Option<&QuestionId>,
     limit: u32,
 ) -> Result<Vec<QuestionRecord>, ApiError> {
-    let store = state.0.engine.store();
-    let mut records = Vec::new();
-    for name in &person.answers_for {
-        records.extend(
-            store
-                .pending_for_recipient(name, after, limit)
-                .await
-                .map_err(|e| ApiError::internal(&e))?,
-        );
-    }
-    // Each list is in the store's order (creation, then insertion); merged
-    // by creation time, and by id within one millisecond (a ULID orders
-    // by time first too).
-    records.sort_by(|a, b| order(a.created_at, &a.id).cmp(&order(b.created_at, &b.id)));
-    records.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
-    Ok(records)
-}
-
-fn order(at: Timestamp, id: &QuestionId) -> (Timestamp, &str) {
-    (at, id.as_str())
+    state
+        .0
+        .engine
+        .store()
+        .pending_for_recipients(&person.answers_for, after, limit)
+        .await
+        .map_err(|e| ApiError::internal(&e))
 }
 
 /// How many of `person`'s questions are pending.

@@ -33,8 +33,8 @@ pub(crate) fn page_words(locale: Locale) -> BTreeMap<&'static str, &'static str>
 
 /// The card of `request` as the page shows it before anything is chosen:
 /// the kicker and time left, each question with its hint, its options (a
-/// button each for one single-choice question, a radio or a checkbox
-/// otherwise), the field for one's own words, and the card's buttons.
+/// radio or a checkbox each, none chosen), the field for one's own words,
+/// and the card's buttons ("Skip all" when there are several questions).
 pub fn preview(request: &AskRequest, locale: Locale) -> String {
     let words = page_words(locale);
     let word = |key: &str| words.get(key).copied().unwrap_or_default();
@@ -57,9 +57,7 @@ pub fn preview(request: &AskRequest, locale: Locale) -> String {
                 .replace("{n}", &questions.len().to_string());
             let _ = writeln!(out, "{step}");
         }
-        let hint = if single {
-            word("tapOne")
-        } else if question.multi_select {
+        let hint = if question.multi_select {
             word("chooseAny")
         } else {
             word("chooseOne")
@@ -67,30 +65,19 @@ pub fn preview(request: &AskRequest, locale: Locale) -> String {
         let _ = writeln!(out, "[{}] {hint}", question.header);
         let _ = writeln!(out, "{}", question.question);
         for option in &question.options {
-            let control = if single {
-                "[ ]"
-            } else if question.multi_select {
-                "☐"
-            } else {
-                "○"
-            };
+            let control = if question.multi_select { "☐" } else { "○" };
             let _ = match &option.description {
                 Some(description) => writeln!(out, "  {control} {} — {description}", option.label),
                 None => writeln!(out, "  {control} {}", option.label),
             };
         }
-        let send = if single {
-            format!(" [{}]", word("send"))
-        } else {
-            String::new()
-        };
-        let _ = writeln!(out, "  {}: [{}…]{send}", word("otherLabel"), word("otherPlaceholder"));
+        let _ = writeln!(out, "  {}: [{}…]", word("otherLabel"), word("otherPlaceholder"));
     }
     out.push('\n');
     let buttons = if single {
-        vec![word("skip")]
+        vec![word("send"), word("skip")]
     } else if questions.len() > 1 {
-        vec![word("back"), word("next"), word("submit"), word("skip")]
+        vec![word("back"), word("next"), word("submit"), word("skipAll")]
     } else {
         vec![word("submit"), word("skip")]
     };
@@ -112,7 +99,8 @@ mod tests {
                 "kickerMany",
                 "within",
                 "stepOf",
-                "tapOne",
+                "recommended",
+                "skipAll",
                 "chooseAny",
                 "chooseOne",
                 "otherLabel",
@@ -134,7 +122,7 @@ mod tests {
     }
 
     #[test]
-    fn one_single_choice_question_is_a_button_per_option_and_several_are_steps() {
+    fn one_single_choice_question_is_a_radio_per_option_and_several_are_steps() {
         let one = askgate_core::validate_json(
             r#"{"questions":[{"id":"deploy","header":"Deploy","question":"Where should this build go?",
                 "options":[{"label":"Staging (Recommended)","description":"safe"},{"label":"Production"}]}],
@@ -144,9 +132,9 @@ mod tests {
         assert_eq!(
             preview(&one, Locale::En),
             "Question for you · Reply within 15 min\n\n\
-             [Deploy] Tap an answer\nWhere should this build go?\n\
-             \x20 [ ] Staging (Recommended) — safe\n  [ ] Production\n\
-             \x20 Other — your own answer: [Type your answer…] [Send]\n\n[Skip]\n"
+             [Deploy] Choose one\nWhere should this build go?\n\
+             \x20 ○ Staging (Recommended) — safe\n  ○ Production\n\
+             \x20 Other — your own answer: [Type your answer…]\n\n[Send] [Skip]\n"
         );
         let two = askgate_core::validate_json(
             r#"{"questions":[
@@ -161,6 +149,6 @@ mod tests {
             "{shown}"
         );
         assert!(shown.contains("  ○ Staging\n"), "{shown}");
-        assert!(shown.ends_with("\n\n[上一步] [下一步] [提交] [跳过]\n"), "{shown}");
+        assert!(shown.ends_with("\n\n[上一步] [下一步] [提交] [全部跳过]\n"), "{shown}");
     }
 }

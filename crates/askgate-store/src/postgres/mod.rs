@@ -474,22 +474,23 @@ impl Store for Pg {
         Ok(found)
     }
 
-    async fn pending_for_recipient(
+    async fn pending_for_recipients(
         &self,
-        recipient: &str,
+        recipients: &[String],
         after: Option<&QuestionId>,
         limit: u32,
     ) -> Result<Vec<QuestionRecord>, StoreError> {
         // `questions_pending_recipient_created` serves the filter and the
-        // order; the row value resumes after the last question shown, or
-        // from the start when that question is gone.
+        // order (one index range per recipient); the row value resumes
+        // after the last question shown, or from the start when that
+        // question is gone.
         let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
-            "WHERE recipient = $1 AND status = 'pending' AND ($2::TEXT IS NULL \
+            "WHERE recipient = ANY($1) AND status = 'pending' AND ($2::TEXT IS NULL \
              OR NOT EXISTS (SELECT 1 FROM questions WHERE id = $2) \
              OR (created_at, seq) > (SELECT created_at, seq FROM questions WHERE id = $2)) \
              ORDER BY created_at, seq LIMIT $3"
         ))
-        .bind(recipient)
+        .bind(recipients)
         .bind(after.map(QuestionId::as_str))
         .bind(i64::from(limit))
         .fetch_all(&self.pool)

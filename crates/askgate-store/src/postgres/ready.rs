@@ -150,13 +150,13 @@ impl Store for PgStore {
         self.inner.undelivered_since(channel, since).await
     }
 
-    async fn pending_for_recipient(
+    async fn pending_for_recipients(
         &self,
-        recipient: &str,
+        recipients: &[String],
         after: Option<&QuestionId>,
         limit: u32,
     ) -> Result<Vec<QuestionRecord>, StoreError> {
-        self.inner.pending_for_recipient(recipient, after, limit).await
+        self.inner.pending_for_recipients(recipients, after, limit).await
     }
 
     async fn count_pending_for_recipient(&self, recipient: &str) -> Result<u64, StoreError> {

@@ -431,25 +431,43 @@ impl Store for SqliteStore {
         Ok(found)
     }
 
-    async fn pending_for_recipient(
+    async fn pending_for_recipients(
         &self,
-        recipient: &str,
+        recipients: &[String],
         after: Option<&QuestionId>,
         limit: u32,
     ) -> Result<Vec<QuestionRecord>, StoreError> {
         // `questions_pending_recipient_created` serves the filter and the
-        // order; the row value resumes after the last question shown.
-        let rows = sqlx::query_as::<_, QuestionRow>(select_questions!(
-            "WHERE recipient = ?1 AND status = 'pending' AND (?2 IS NULL \
-             OR NOT EXISTS (SELECT 1 FROM questions WHERE id = ?2) \
-             OR (created_at, rowid) > (SELECT created_at, rowid FROM questions WHERE id = ?2)) \
-             ORDER BY created_at, rowid LIMIT ?3"
-        ))
-        .bind(recipient)
-        .bind(after.map(QuestionId::as_str))
-        .bind(i64::from(limit))
-        .fetch_all(&self.pool)
-        .await?;
+        // order for one recipient (the common page: a person in no group);
+        // for several, SQLite reads each one's range and sorts what it read.
+        // The row value resumes after the last question shown.
+        let rows = if let [recipient] = recipients {
+            sqlx::query_as::<_, QuestionRow>(select_questions!(
+                "WHERE recipient = ?1 AND status = 'pending' AND (?2 IS NULL \
+                 OR NOT EXISTS (SELECT 1 FROM questions WHERE id = ?2) \
+                 OR (created_at, rowid) > (SELECT created_at, rowid FROM questions WHERE id = ?2)) \
+                 ORDER BY created_at, rowid LIMIT ?3"
+            ))
+            .bind(recipient)
+            .bind(after.map(QuestionId::as_str))
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?
+        } else {
+            // The names as one JSON array: SQLite binds no lists.
+            let names = serde_json::to_string(recipients).map_err(|error| sqlx::Error::Encode(Box::new(error)))?;
+            sqlx::query_as::<_, QuestionRow>(select_questions!(
+                "WHERE recipient IN (SELECT value FROM json_each(?1)) AND status = 'pending' AND (?2 IS NULL \
+                 OR NOT EXISTS (SELECT 1 FROM questions WHERE id = ?2) \
+                 OR (created_at, rowid) > (SELECT created_at, rowid FROM questions WHERE id = ?2)) \
+                 ORDER BY created_at, rowid LIMIT ?3"
+            ))
+            .bind(names)
+            .bind(after.map(QuestionId::as_str))
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?
+        };
         decode_all(rows)
     }
 
