@@ -32,6 +32,8 @@
       forWho: 'for {name}',
       kickerOne: 'Question for you',
       kickerMany: 'Questions for you',
+      // A question to a group the person answers for, on their own page.
+      kickerGroup: 'For {name}',
       within: 'Reply within {d}',
       until: 'until {time}',
       timeUp: 'Time is up',
@@ -95,6 +97,7 @@
       forWho: '{name}的问题',
       kickerOne: '有问题需要你回答',
       kickerMany: '有问题需要你回答',
+      kickerGroup: '给{name}的问题',
       within: '请在 {d}内回复',
       until: '截止 {time}',
       timeUp: '已到时间',
@@ -463,6 +466,14 @@
 
   // --- a pending question's card ---
 
+  // Who a card's question is for: the person, or a group they answer for
+  // (named, so that they know the answer speaks for the group).
+  function kicker(q, many) {
+    const mine = !q.recipient || !view.recipient || q.recipient.name === view.recipient.name;
+    if (mine) return many ? t('kickerMany') : t('kickerOne');
+    return t('kickerGroup', { name: q.recipient.displayName || q.recipient.name });
+  }
+
   function buildCard(q, draft) {
     const card = { q: q, draft: draft, busy: false, parts: {} };
     const questions = q.request.questions;
@@ -541,7 +552,7 @@
       },
       [
         el('div', { class: 'card-top' }, [
-          el('span', { class: 'kicker', text: many ? t('kickerMany') : t('kickerOne') }),
+          el('span', { class: 'kicker', 'data-testid': 'kicker', text: kicker(q, many) }),
           parts.timeLeft,
         ]),
         parts.stepBar,
