@@ -634,6 +634,32 @@ mod tests {
 
     /// Where the page says what a chat channel says, it says it in the same
     /// words (`askgate-core`'s chrome): a person who uses both reads one askgate.
+    /// The keys of one language's table in web.js's `DICT`: each line
+    /// `key: '…',` (or `"…"`) between `start` and `end`.
+    fn dict_keys(start: &str, end: &str) -> Vec<String> {
+        let from = SCRIPT.find(start).expect("the table starts");
+        let rest = &SCRIPT[from + start.len()..];
+        let to = rest.find(end).expect("the table ends");
+        rest[..to]
+            .lines()
+            .filter_map(|line| line.trim().split_once(':'))
+            .map(|(key, _)| key.trim())
+            .filter(|key| !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn every_word_of_the_page_is_there_in_chinese_too() {
+        let en = dict_keys("    en: {\n", "\n    'zh-CN': {");
+        let zh = dict_keys("    'zh-CN': {\n", "\n  };");
+        assert!(en.len() > 40, "the English table was read: {en:?}");
+        let missing: Vec<&String> = en.iter().filter(|key| !zh.contains(key)).collect();
+        assert!(missing.is_empty(), "web.js has no zh-CN wording for {missing:?}");
+        let extra: Vec<&String> = zh.iter().filter(|key| !en.contains(key)).collect();
+        assert!(extra.is_empty(), "web.js has zh-CN wording only for {extra:?}");
+    }
+
     #[test]
     fn the_page_words_shared_things_as_the_chrome_does() {
         for locale in [Locale::En, Locale::ZhCn] {
