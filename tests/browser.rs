@@ -118,21 +118,12 @@ fn on_page<T>(step: impl FnOnce() -> T) -> T {
 /// a Telegram reply answers the rest on top of it: the agent gets all three.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_step_answered_on_the_page_survives_a_reload_and_a_chat_reply_finishes_it() {
-    use askgate_testkit::telegram::{FakeTelegram, TgChat, TgUser};
+    use askgate_testkit::telegram::{TgChat, TgUser};
     use serde_json::json;
 
-    let fake = FakeTelegram::start().await;
+    let (fake, server) = support::chat::alice_on_telegram_and_page(ALICE, ALICE_KEY).await;
     let dm = TgChat::private(ALICE);
     let alice = TgUser::new(ALICE, "Alice");
-    fake.add_chat(&dm);
-    let config = format!(
-        "\n[channels.tg]\ntype = \"telegram\"\ntoken = \"{token}\"\napi_url = \"{api}\"\n\n\
-         [recipients.alice]\ndisplay_name = \"Alice\"\nsurfaces = [\"tg\", \"web\"]\nweb_key = \"{ALICE_KEY}\"\n\
-         [recipients.alice.tg]\nchat_id = {ALICE}\n",
-        token = fake.token(),
-        api = fake.api_url(),
-    );
-    let server = Server::start_with("", &config);
     let mut page = on_page(|| support::browser::Page::open(&server.url(&format!("/web/{ALICE_KEY}"))));
 
     let question = |id: &str, header: &str, text: &str, labels: [&str; 2]| {

@@ -188,7 +188,10 @@ async fn two_people_of_a_group_each_answer_on_their_own_link_and_the_result_name
     assert!(said.contains("SIGHUP"), "{said}");
     server.signal("HUP");
     eventually_within_async("the old link refused after the reload", &server, &key).await;
-    assert_eq!(ids(&server.web_state(&new_key).await, "pending"), [mine.clone()]);
+    assert_eq!(
+        ids(&server.web_state(&new_key).await, "pending"),
+        std::slice::from_ref(&mine)
+    );
     let (status, body) = server.web_choose(&key, &mine, "deploy", 0).await;
     assert_eq!(status, 404, "{body}");
     let (status, body) = server.web_choose(&new_key, &mine, "deploy", 1).await;

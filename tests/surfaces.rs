@@ -35,17 +35,7 @@ fn dm() -> TgChat {
 
 /// The fake Bot API, and askgate with Alice on Telegram and on her page.
 async fn start() -> (FakeTelegram, Server) {
-    let fake = FakeTelegram::start().await;
-    fake.add_chat(&dm());
-    let config = format!(
-        "\n[channels.tg]\ntype = \"telegram\"\ntoken = \"{token}\"\napi_url = \"{api}\"\n\n\
-         [recipients.alice]\ndisplay_name = \"Alice\"\nsurfaces = [\"tg\", \"web\"]\nweb_key = \"{ALICE_KEY}\"\n\
-         [recipients.alice.tg]\nchat_id = {ALICE}\n",
-        token = fake.token(),
-        api = fake.api_url(),
-    );
-    let server = Server::start_with("", &config);
-    (fake, server)
+    support::chat::alice_on_telegram_and_page(ALICE, ALICE_KEY).await
 }
 
 /// The `message_id` of the bot's message with question `id`'s buttons.

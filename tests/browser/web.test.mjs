@@ -18,23 +18,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const shots = process.env.ASKGATE_SCREENSHOT_DIR || path.resolve(here, '..', '..', 'target', 'browser');
-const CHROMIUM = process.env.ASKGATE_CHROMIUM || '/usr/bin/chromium';
-const WAIT_MS = 15_000;
-
-function env(name) {
-  const value = process.env[name];
-  if (!value) {
-    console.error(`web.test.mjs: the environment variable ${name} is not set (see the comment at the top of this file).`);
-    process.exit(2);
-  }
-  return value;
-}
+import { CHROMIUM, WAIT_MS, agent, card, env, option, recentCard, shots, sleep, until, visible } from './common.mjs';
 
 const API = env('ASKGATE_URL').replace(/\/+$/, '');
 const TOKEN = env('ASKGATE_TOKEN');
@@ -44,51 +31,8 @@ const RUN = Date.now().toString(36);
 
 // --- the agent side ---
 
-async function api(method, route, body) {
-  const response = await fetch(API + route, {
-    method,
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', accept: 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  let json = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {
-    json = null;
-  }
-  return { status: response.status, json, text };
-}
-
-let sessions = 0;
-
-async function ask(args) {
-  const body = { ...args, to: RECIPIENT, sessionId: `browser-${RUN}-${++sessions}` };
-  const response = await api('POST', '/v1/questions', body);
-  assert.equal(
-    response.status,
-    201,
-    `POST /v1/questions should answer 201, got ${response.status}: ${response.text}\nrequest: ${JSON.stringify(body)}`,
-  );
-  assert.ok(response.json && typeof response.json.id === 'string', `the question resource has an id: ${response.text}`);
-  assert.equal(response.json.status, 'pending', `a new question is pending: ${response.text}`);
-  return response.json.id;
-}
-
-// The question's resource once it is no longer pending.
-async function ended(id) {
-  const deadline = Date.now() + WAIT_MS;
-  let last = null;
-  while (Date.now() < deadline) {
-    last = await api('GET', `/v1/questions/${id}`);
-    assert.equal(last.status, 200, `GET /v1/questions/${id} should answer 200, got ${last.status}: ${last.text}`);
-    if (last.json.status !== 'pending') return last.json;
-    await sleep(100);
-  }
-  throw new Error(`question ${id} is still pending after ${WAIT_MS} ms: ${last && last.text}`);
-}
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+// The agent API (tests/browser/common.mjs): ask, wait for the end.
+const { api, ask, ended } = agent(API, TOKEN, RECIPIENT, `browser-${RUN}`);
 
 // --- the person's side ---
 
@@ -136,41 +80,10 @@ function proxy(target) {
   });
 }
 
-const card = (page, id) => page.locator(`[data-testid="question-card"][data-question-id="${id}"]`);
-const recentCard = (page, id) => page.locator(`[data-testid="recent-card"][data-question-id="${id}"]`);
-
-// The option whose label (as the agent wrote it) is `label`.
-function option(scope, label) {
-  return scope.locator(`[data-testid="option"][data-label="${label.replace(/["\\]/g, '\\$&')}"]`);
-}
-
 // Selects `label` on the card's step, then sends the answer with Send.
 async function choose(scope, label) {
   await option(scope, label).click();
   await scope.locator('[data-testid="submit"]').click();
-}
-
-async function until(what, check) {
-  const deadline = Date.now() + WAIT_MS;
-  let last;
-  while (Date.now() < deadline) {
-    try {
-      last = await check();
-      if (last) return last;
-    } catch (error) {
-      last = error;
-    }
-    await sleep(50);
-  }
-  throw new Error(`timed out after ${WAIT_MS} ms waiting until ${what}${last instanceof Error ? ` (${last.message})` : ''}`);
-}
-
-async function visible(locator, what) {
-  try {
-    await locator.waitFor({ state: 'visible', timeout: WAIT_MS });
-  } catch (error) {
-    throw new Error(`${what} did not appear on the page: ${error.message.split('\n')[0]}`);
-  }
 }
 
 async function gone(locator, what) {

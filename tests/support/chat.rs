@@ -171,3 +171,21 @@ macro_rules! in_modes {
 
 #[allow(unused_imports, reason = "the suites without modes include the harness too")]
 pub(crate) use in_modes;
+
+/// The fake Bot API, and askgate with Alice (Telegram user `alice`, which
+/// is her private chat's id too) on Telegram and on her page at `key`.
+pub(crate) async fn alice_on_telegram_and_page(
+    alice: i64,
+    key: &str,
+) -> (askgate_testkit::telegram::FakeTelegram, super::Server) {
+    let fake = askgate_testkit::telegram::FakeTelegram::start().await;
+    fake.add_chat(&askgate_testkit::telegram::TgChat::private(alice));
+    let config = format!(
+        "\n[channels.tg]\ntype = \"telegram\"\ntoken = \"{token}\"\napi_url = \"{api}\"\n\n\
+         [recipients.alice]\ndisplay_name = \"Alice\"\nsurfaces = [\"tg\", \"web\"]\nweb_key = \"{key}\"\n\
+         [recipients.alice.tg]\nchat_id = {alice}\n",
+        token = fake.token(),
+        api = fake.api_url(),
+    );
+    (fake, super::Server::start_with("", &config))
+}

@@ -8,15 +8,13 @@
 #![allow(clippy::unwrap_used)]
 
 mod support;
-use support::{agent_one, send_to, state_and_store_in, web_recipient};
+use support::{Fixture, agent_one, fixture_in, send_to, web_recipient};
 
-use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use askgate_core::QuestionId;
-use askgate_server::{AgentToken, ServerSettings, WebKey, app};
-use askgate_store::{SqliteStore, Step, StepKind, StepWrite, Store as _};
-use axum::Router;
+use askgate_server::{AgentToken, ServerSettings, WebKey};
+use askgate_store::{Step, StepKind, StepWrite, Store as _};
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use serde_json::{Value, json};
@@ -31,13 +29,6 @@ const EIGHT_HOURS: u32 = 8 * 3600;
 /// The longest any one request may take.
 const WITHIN: Duration = Duration::from_secs(10);
 
-struct Fixture {
-    router: Router,
-    store: Arc<SqliteStore>,
-    _dir: tempfile::TempDir,
-    _stop: tokio::sync::watch::Sender<bool>,
-}
-
 async fn fixture(agents: Vec<AgentToken>) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let settings = ServerSettings {
@@ -48,13 +39,7 @@ async fn fixture(agents: Vec<AgentToken>) -> Fixture {
         }],
         ..ServerSettings::default()
     };
-    let (state, store, stop) = state_and_store_in(dir.path(), vec![web_recipient("me", "Me")], settings).await;
-    Fixture {
-        router: app(state),
-        store,
-        _dir: dir,
-        _stop: stop,
-    }
+    fixture_in(dir, vec![web_recipient("me", "Me")], settings).await
 }
 
 /// Agents `long` (8 h) and `one` (the default).

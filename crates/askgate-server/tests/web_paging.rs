@@ -391,16 +391,7 @@ async fn a_wrong_key_or_a_bad_after_is_a_json_error() {
 async fn the_stream_counts_after_every_change() {
     let fixture = fixture().await;
     fixture.ask_many("me", PAGE + 5, typical).await;
-    let response = fixture
-        .router
-        .clone()
-        .oneshot(
-            Request::get(format!("/web/{ME_KEY}/api/events"))
-                .body(Body::empty())
-                .unwrap(),
-        )
-        .await
-        .unwrap();
+    let response = support::open(&fixture.router, &format!("/web/{ME_KEY}/api/events")).await;
     assert_eq!(response.status(), StatusCode::OK);
     let mut stream = Sse {
         frames: response.into_body().into_data_stream(),

@@ -145,7 +145,7 @@ async fn each_named_person_answers_a_groups_question_on_their_own_link_as_themse
     );
     assert_eq!(alice["pending"][1]["recipient"]["name"], "alice");
     let bob = fixture.state(BOB).await;
-    assert_eq!(ids(&bob["pending"]), [for_ops.clone()]);
+    assert_eq!(ids(&bob["pending"]), std::slice::from_ref(&for_ops));
     let carol = fixture.state(CAROL).await;
     assert_eq!(ids(&carol["pending"]), Vec::<String>::new());
     assert_eq!(carol["pendingCount"], 0);
@@ -167,7 +167,7 @@ async fn each_named_person_answers_a_groups_question_on_their_own_link_as_themse
     // Bob's page shows it answered by Alice; his answer comes too late.
     let bob = fixture.state(BOB).await;
     assert_eq!(ids(&bob["pending"]), Vec::<String>::new());
-    assert_eq!(ids(&bob["recent"]), [for_ops.clone()]);
+    assert_eq!(ids(&bob["recent"]), std::slice::from_ref(&for_ops));
     let summary = bob["recent"][0]["summary"].to_string();
     assert!(summary.contains("Alice"), "{summary}");
     let (status, body) = fixture.answer(BOB, &for_ops, 1).await;

@@ -8,20 +8,17 @@
 #![allow(clippy::unwrap_used)]
 
 mod support;
-use support::send_to;
+use support::{Fixture, send_to};
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use askgate_core::QuestionId;
 use askgate_core::answer::{AnswerItem, Answers};
-use askgate_store::{SqliteStore, Store as _};
-use axum::Router;
+use askgate_store::Store as _;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};
-use tower::ServiceExt as _;
 
 const TOKEN: &str = "web-progress-test-token-0123456789abcdefghi";
 const ME_KEY: &str = "web-progress-me-key-0123456789abcdefghijklm";
@@ -29,42 +26,9 @@ const OTHER_KEY: &str = "web-progress-other-key-0123456789abcdefghij";
 /// The longest any one step may take.
 const WITHIN: Duration = Duration::from_secs(10);
 
-/// askgate's router over the real engine, and its store (for what a chat
-/// reply would have saved).
-struct Fixture {
-    router: Router,
-    store: Arc<SqliteStore>,
-    _dir: tempfile::TempDir,
-    _stop: tokio::sync::watch::Sender<bool>,
-}
-
+/// Two pages, `me` and `other`, over the real engine and store.
 async fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let settings = askgate_server::ServerSettings {
-        agents: vec![support::agent_one(TOKEN)],
-        web_keys: vec![
-            askgate_server::WebKey {
-                key: ME_KEY.into(),
-                recipient: "me".into(),
-            },
-            askgate_server::WebKey {
-                key: OTHER_KEY.into(),
-                recipient: "other".into(),
-            },
-        ],
-        ..askgate_server::ServerSettings::default()
-    };
-    let recipients = vec![
-        support::web_recipient("me", "Me"),
-        support::web_recipient("other", "Other"),
-    ];
-    let (state, store, stop) = support::state_and_store_in(dir.path(), recipients, settings).await;
-    Fixture {
-        router: askgate_server::app(state),
-        store,
-        _dir: dir,
-        _stop: stop,
-    }
+    support::two_pages_in(tempfile::tempdir().unwrap(), TOKEN, ME_KEY, OTHER_KEY).await
 }
 
 fn three_questions() -> Value {
@@ -204,16 +168,7 @@ async fn steps_saved_on_the_page_are_the_stored_progress_and_the_answer_sends_th
 async fn a_save_is_merged_with_progress_saved_meanwhile_and_the_stream_hears_it() {
     let fixture = fixture().await;
     let id = fixture.ask().await;
-    let events = fixture
-        .router
-        .clone()
-        .oneshot(
-            Request::get(format!("/web/{ME_KEY}/api/events"))
-                .body(Body::empty())
-                .unwrap(),
-        )
-        .await
-        .unwrap();
+    let events = support::open(&fixture.router, &format!("/web/{ME_KEY}/api/events")).await;
     let mut stream = events.into_body().into_data_stream();
 
     // A chat reply saved step 2 (as the engine does, compare-and-set).

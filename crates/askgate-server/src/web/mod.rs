@@ -433,6 +433,20 @@ pub(crate) struct AnswerBody {
     answers: BTreeMap<String, AnswerEntry>,
 }
 
+impl AnswerBody {
+    /// One item per question answered, as the engine takes them.
+    pub(crate) fn items(self) -> Vec<DirectItem> {
+        self.answers
+            .into_iter()
+            .map(|(id, entry)| DirectItem {
+                id,
+                options: entry.options,
+                text: entry.text,
+            })
+            .collect()
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct AnswerEntry {
@@ -486,16 +500,7 @@ pub(crate) async fn answer(
     page: PageQuestion,
     ApiJson(body): ApiJson<AnswerBody>,
 ) -> Result<Json<Value>, ApiError> {
-    let items = body
-        .answers
-        .into_iter()
-        .map(|(id, entry)| DirectItem {
-            id,
-            options: entry.options,
-            text: entry.text,
-        })
-        .collect();
-    submit(&state, page, DirectAnswer::Answers(items)).await
+    submit(&state, page, DirectAnswer::Answers(body.items())).await
 }
 
 /// `POST /web/{key}/api/questions/{id}/skip`. The body (`{}`) must be JSON,

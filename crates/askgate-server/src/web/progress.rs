@@ -4,7 +4,7 @@
 //! device opens the card on the first step still missing, and a chat reply
 //! finishes it.
 
-use askgate_engine::{DirectItem, PageProgress};
+use askgate_engine::PageProgress;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -25,17 +25,13 @@ pub(crate) async fn save(
     page: PageQuestion,
     ApiJson(body): ApiJson<AnswerBody>,
 ) -> Result<Json<Value>, ApiError> {
-    let items = body
-        .answers
-        .into_iter()
-        .map(|(id, entry)| DirectItem {
-            id,
-            options: entry.options,
-            text: entry.text,
-        })
-        .collect();
     let PageQuestion { person, id } = page;
-    match state.0.engine.save_page_progress(&person.name, &id, items).await? {
+    match state
+        .0
+        .engine
+        .save_page_progress(&person.name, &id, body.items())
+        .await?
+    {
         PageProgress::Saved(record) => Ok(Json(json!({"status": record.status, "progress": record.progress}))),
         PageProgress::AlreadyEnded(record) => Err(ApiError::new(
             StatusCode::CONFLICT,

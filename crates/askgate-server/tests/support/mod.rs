@@ -83,10 +83,12 @@ pub(crate) async fn state_and_store_in(
     (AppState::new(engine, metrics, settings, stopping), store, stop)
 }
 
-/// askgate's router over [`state_in`], and what must live as long as it.
+/// askgate's router over [`state_in`], its store (for a test that writes
+/// what the engine would), and what must live as long as them.
 pub(crate) struct Fixture {
     pub(crate) state: AppState,
     pub(crate) router: Router,
+    pub(crate) store: Arc<SqliteStore>,
     _dir: tempfile::TempDir,
     _stop: tokio::sync::watch::Sender<bool>,
 }
@@ -97,13 +99,24 @@ pub(crate) async fn fixture_in(
     recipients: Vec<Recipient>,
     settings: ServerSettings,
 ) -> Fixture {
-    let (state, stop) = state_in(dir.path(), recipients, settings).await;
+    let (state, store, stop) = state_and_store_in(dir.path(), recipients, settings).await;
     Fixture {
         router: askgate_server::app(state.clone()),
         state,
+        store,
         _dir: dir,
         _stop: stop,
     }
+}
+
+/// `GET path` sent to `router`: the response with its body unread (an
+/// event stream, read as it comes).
+pub(crate) async fn open(router: &Router, path: &str) -> axum::response::Response {
+    router
+        .clone()
+        .oneshot(Request::get(path).body(Body::empty()).unwrap())
+        .await
+        .unwrap()
 }
 
 /// Sends `request` to `router` and reads the status and the body (JSON, or

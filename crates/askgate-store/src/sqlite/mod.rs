@@ -62,6 +62,24 @@ macro_rules! select_questions {
     };
 }
 
+/// A page of pending questions of the recipients `$which` selects (by
+/// `?1`), oldest first, after question `?2` (from the start when it is none
+/// or gone), at most `?3`.
+macro_rules! pending_after {
+    ($which:literal) => {
+        concat!(
+            "SELECT ",
+            question_columns!(),
+            " FROM questions WHERE ",
+            $which,
+            " AND status = 'pending' AND (?2 IS NULL \
+             OR NOT EXISTS (SELECT 1 FROM questions WHERE id = ?2) \
+             OR (created_at, rowid) > (SELECT created_at, rowid FROM questions WHERE id = ?2)) \
+             ORDER BY created_at, rowid LIMIT ?3"
+        )
+    };
+}
+
 /// [`Store`] on a SQLite file.
 ///
 /// Cloning is cheap and shares the connections. Reads run on a pool of
@@ -441,33 +459,20 @@ impl Store for SqliteStore {
         // order for one recipient (the common page: a person in no group);
         // for several, SQLite reads each one's range and sorts what it read.
         // The row value resumes after the last question shown.
-        let rows = if let [recipient] = recipients {
-            sqlx::query_as::<_, QuestionRow>(select_questions!(
-                "WHERE recipient = ?1 AND status = 'pending' AND (?2 IS NULL \
-                 OR NOT EXISTS (SELECT 1 FROM questions WHERE id = ?2) \
-                 OR (created_at, rowid) > (SELECT created_at, rowid FROM questions WHERE id = ?2)) \
-                 ORDER BY created_at, rowid LIMIT ?3"
-            ))
-            .bind(recipient)
-            .bind(after.map(QuestionId::as_str))
-            .bind(i64::from(limit))
-            .fetch_all(&self.pool)
-            .await?
-        } else {
+        let (sql, which) = match recipients {
+            [recipient] => (pending_after!("recipient = ?1"), recipient.clone()),
             // The names as one JSON array: SQLite binds no lists.
-            let names = serde_json::to_string(recipients).map_err(|error| sqlx::Error::Encode(Box::new(error)))?;
-            sqlx::query_as::<_, QuestionRow>(select_questions!(
-                "WHERE recipient IN (SELECT value FROM json_each(?1)) AND status = 'pending' AND (?2 IS NULL \
-                 OR NOT EXISTS (SELECT 1 FROM questions WHERE id = ?2) \
-                 OR (created_at, rowid) > (SELECT created_at, rowid FROM questions WHERE id = ?2)) \
-                 ORDER BY created_at, rowid LIMIT ?3"
-            ))
-            .bind(names)
+            _ => (
+                pending_after!("recipient IN (SELECT value FROM json_each(?1))"),
+                serde_json::to_string(recipients).map_err(|error| sqlx::Error::Encode(Box::new(error)))?,
+            ),
+        };
+        let rows = sqlx::query_as::<_, QuestionRow>(sql)
+            .bind(which)
             .bind(after.map(QuestionId::as_str))
             .bind(i64::from(limit))
             .fetch_all(&self.pool)
-            .await?
-        };
+            .await?;
         decode_all(rows)
     }
 
