@@ -12,9 +12,14 @@
 //! the whole list.
 
 mod kind;
+mod oidc;
 mod preview;
 
 pub use kind::Web;
+pub use oidc::{OidcPerson, OidcSettings, OidcSetupError, SignIn};
+pub(crate) use oidc::{
+    callback as oidc_callback, login as oidc_login, logout as oidc_logout, signed_out as oidc_signed_out,
+};
 pub use preview::preview;
 
 use std::collections::BTreeMap;
@@ -141,6 +146,18 @@ impl std::fmt::Debug for WebKey {
     }
 }
 
+/// The recipient whose page `/web/{key}` is: for `me`, the person signed
+/// in with OpenID Connect (401 `not_signed_in` without a session); for a
+/// link key, the recipient it belongs to (404 for any other key).
+async fn page_owner(state: &AppState, key: &str, headers: &HeaderMap) -> Result<String, ApiError> {
+    if key == oidc::ME {
+        return oidc::session_person(state, headers)
+            .await
+            .ok_or_else(|| oidc::no_session(state));
+    }
+    recipient_for(state, key)
+}
+
 /// The recipient a link key belongs to; 404 for any other key.
 fn recipient_for(state: &AppState, key: &str) -> Result<String, ApiError> {
     let mut found = None;
@@ -157,7 +174,11 @@ fn recipient_for(state: &AppState, key: &str) -> Result<String, ApiError> {
 /// asks (a person followed a mistyped or old link), the API's JSON 404
 /// otherwise.
 pub(crate) async fn page(State(state): State<AppState>, Path(key): Path<String>, headers: HeaderMap) -> Response {
-    if let Err(error) = recipient_for(&state, &key) {
+    if key == oidc::ME {
+        if oidc::session_person(&state, &headers).await.is_none() {
+            return oidc::sign_in_first(&state, &headers);
+        }
+    } else if let Err(error) = recipient_for(&state, &key) {
         return not_found_for(&headers, BAD_LINK, error);
     }
     (
@@ -306,8 +327,9 @@ fn reminded(record: &QuestionRecord) -> bool {
 pub(crate) async fn page_state(
     State(state): State<AppState>,
     Path(key): Path<String>,
+    headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    let name = recipient_for(&state, &key)?;
+    let name = page_owner(&state, &key, &headers).await?;
     let engine = &state.0.engine;
     let recipient = engine.recipient(&name).ok_or_else(|| ApiError::not_found("page"))?;
     let store = engine.store();
@@ -373,8 +395,9 @@ pub(crate) async fn pending(
     State(state): State<AppState>,
     Path(key): Path<String>,
     Query(query): Query<PendingQuery>,
+    headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    let name = recipient_for(&state, &key)?;
+    let name = page_owner(&state, &key, &headers).await?;
     let after = query.after()?;
     let engine = &state.0.engine;
     if let Some(after) = &after {
@@ -470,7 +493,7 @@ impl axum::extract::FromRequestParts<AppState> for PageQuestion {
         let Path((key, id)) = Path::<(String, String)>::from_request_parts(parts, state)
             .await
             .map_err(|_| ApiError::not_found("page"))?;
-        let recipient = recipient_for(state, &key)?;
+        let recipient = page_owner(state, &key, &parts.headers).await?;
         let id = QuestionId::parse(&id).map_err(|_| ApiError::not_found("question"))?;
         Ok(Self { recipient, id })
     }
@@ -542,8 +565,9 @@ pub(crate) async fn skip(
 pub(crate) async fn events(
     State(state): State<AppState>,
     Path(key): Path<String>,
+    headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    let name = recipient_for(&state, &key)?;
+    let name = page_owner(&state, &key, &headers).await?;
     // Subscribed before the response starts: a page that reads the state
     // once the stream is open misses nothing in between.
     let changes = state.0.engine.subscribe();
