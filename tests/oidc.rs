@@ -251,9 +251,7 @@ impl Browser {
                     let action = between(&hop.body, "action=\"", "\"")
                         .unwrap_or_else(|| panic!("no form on the provider's page: {}", hop.body));
                     let form = [("prompt", "login"), ("login", login), ("password", "any password")];
-                    let posted = self
-                        .send(self.http.post(absolute(&origin, &action)).form(&form))
-                        .await;
+                    let posted = self.send(self.http.post(absolute(&origin, &action)).form(&form)).await;
                     assert!(
                         matches!(posted.status, 302 | 303),
                         "the provider's login answered {}: {}",
@@ -347,7 +345,9 @@ async fn people_sign_in_with_openid_connect_answer_and_sign_out() {
     let mut alice = Browser::new();
     let hop = alice.get(&format!("{askgate}/web/me"), "text/html").await;
     assert_eq!((hop.status, hop.location.as_deref()), (303, Some("/web/oidc/login")));
-    let hop = alice.get(&format!("{askgate}/web/me/api/state"), "application/json").await;
+    let hop = alice
+        .get(&format!("{askgate}/web/me/api/state"), "application/json")
+        .await;
     assert_eq!(hop.status, 401, "{}", hop.body);
     assert!(hop.body.contains("not_signed_in"), "{}", hop.body);
 
@@ -356,18 +356,35 @@ async fn people_sign_in_with_openid_connect_answer_and_sign_out() {
     let hop = alice.get(&with_state(&back, "forged-state"), "text/html").await;
     assert_eq!(hop.status, 400, "{}", hop.body);
     assert!(hop.body.contains("could not be finished"), "{}", hop.body);
-    assert!(session_set(&hop).is_none(), "a changed state set a session: {:?}", hop.set);
+    assert!(
+        session_set(&hop).is_none(),
+        "a changed state set a session: {:?}",
+        hop.set
+    );
+    assert!(
+        server
+            .stderr()
+            .contains("the state is not the one this browser was sent with")
+    );
 
     // Alice signs in.
     let back = alice.sign_in_at_provider(&askgate, "alice").await;
     let login_cookie = alice.cookies.get("askgate_login").cloned().expect("the sign-in cookie");
     let hop = alice.get(&back, "text/html").await;
-    assert_eq!((hop.status, hop.location.as_deref()), (303, Some("/web/me")), "{}", hop.body);
+    assert_eq!(
+        (hop.status, hop.location.as_deref()),
+        (303, Some("/web/me")),
+        "{}",
+        hop.body
+    );
     let session = session_set(&hop).expect("a session cookie").clone();
     for attribute in ["HttpOnly", "SameSite=Lax", "Path=/web", "Max-Age=43200"] {
         assert!(session.contains(attribute), "{session} lacks {attribute}");
     }
-    assert!(!session.contains("Secure"), "askgate is served over http here: {session}");
+    assert!(
+        !session.contains("Secure"),
+        "askgate is served over http here: {session}"
+    );
     let old_session = alice.cookies.get("askgate_session").cloned().expect("kept");
 
     // The code again, with the sign-in cookie again (all an eavesdropper
@@ -376,13 +393,24 @@ async fn people_sign_in_with_openid_connect_answer_and_sign_out() {
     replay.cookies.insert("askgate_login".into(), login_cookie);
     let hop = replay.get(&back, "text/html").await;
     assert_eq!(hop.status, 400, "a replayed code: {}", hop.body);
-    assert!(session_set(&hop).is_none(), "a replayed code set a session: {:?}", hop.set);
+    assert!(
+        session_set(&hop).is_none(),
+        "a replayed code set a session: {:?}",
+        hop.set
+    );
+    let log = server.stderr();
+    assert!(
+        log.contains("the code exchange failed") && log.contains("invalid_grant"),
+        "the provider refused the second exchange: {log}"
+    );
 
     // Her page, her question, not another's.
     let hop = alice.get(&format!("{askgate}/web/me"), "text/html").await;
     assert_eq!(hop.status, 200);
     assert!(hop.body.contains("/assets/web.js"), "the page itself");
-    let hop = alice.get(&format!("{askgate}/web/me/api/state"), "application/json").await;
+    let hop = alice
+        .get(&format!("{askgate}/web/me/api/state"), "application/json")
+        .await;
     assert_eq!(hop.status, 200, "{}", hop.body);
     let state: Value = serde_json::from_str(&hop.body).unwrap();
     assert_eq!(state["recipient"]["name"], "alice", "{state}");
@@ -404,7 +432,9 @@ async fn people_sign_in_with_openid_connect_answer_and_sign_out() {
         .post_json(&format!("{askgate}/web/me/api/questions/{for_alice}/answer"), &answer)
         .await;
     assert_eq!(hop.status, 200, "{}", hop.body);
-    let (status, resource) = server.get(&format!("/v1/questions/{for_alice}"), Some(AGENT_TOKEN)).await;
+    let (status, resource) = server
+        .get(&format!("/v1/questions/{for_alice}"), Some(AGENT_TOKEN))
+        .await;
     assert_eq!(status, 200);
     assert_eq!(resource["status"], "answered", "{resource}");
     assert_eq!(
@@ -417,7 +447,12 @@ async fn people_sign_in_with_openid_connect_answer_and_sign_out() {
     // Signing out: a form cannot (415, CSRF), JSON can; the old cookie then
     // opens nothing, and the response removes it.
     let form = alice
-        .send(alice.http.post(format!("{askgate}/web/oidc/logout")).form(&[("x", "1")]))
+        .send(
+            alice
+                .http
+                .post(format!("{askgate}/web/oidc/logout"))
+                .form(&[("x", "1")]),
+        )
         .await;
     assert_eq!(form.status, 415, "{}", form.body);
     let hop = alice.post_json(&format!("{askgate}/web/oidc/logout"), &json!({})).await;
@@ -430,7 +465,9 @@ async fn people_sign_in_with_openid_connect_answer_and_sign_out() {
     );
     let mut stale = Browser::new();
     stale.cookies.insert("askgate_session".into(), old_session);
-    let hop = stale.get(&format!("{askgate}/web/me/api/state"), "application/json").await;
+    let hop = stale
+        .get(&format!("{askgate}/web/me/api/state"), "application/json")
+        .await;
     assert_eq!(hop.status, 401, "the old cookie after signing out: {}", hop.body);
     let hop = stale.get(&format!("{askgate}/web/me"), "text/html").await;
     assert_eq!((hop.status, hop.location.as_deref()), (303, Some("/web/oidc/login")));
@@ -439,14 +476,18 @@ async fn people_sign_in_with_openid_connect_answer_and_sign_out() {
     let mut again = Browser::new();
     let back = again.sign_in_at_provider(&askgate, "alice").await;
     assert!(session_set(&again.get(&back, "text/html").await).is_some());
-    let hop = again.get(&format!("{askgate}/web/me/api/state"), "application/json").await;
+    let hop = again
+        .get(&format!("{askgate}/web/me/api/state"), "application/json")
+        .await;
     assert_eq!(hop.status, 200, "{}", hop.body);
 
     // Bob is matched by subject.
     let mut bob = Browser::new();
     let back = bob.sign_in_at_provider(&askgate, "bob").await;
     assert!(session_set(&bob.get(&back, "text/html").await).is_some());
-    let hop = bob.get(&format!("{askgate}/web/me/api/state"), "application/json").await;
+    let hop = bob
+        .get(&format!("{askgate}/web/me/api/state"), "application/json")
+        .await;
     let state: Value = serde_json::from_str(&hop.body).unwrap();
     assert_eq!(state["recipient"]["name"], "bob", "{state}");
 
@@ -459,7 +500,9 @@ async fn people_sign_in_with_openid_connect_answer_and_sign_out() {
         assert_eq!(hop.status, 403, "{login}: {}", hop.body);
         assert!(hop.body.contains("not one of the people"), "{login}: {}", hop.body);
         assert!(session_set(&hop).is_none(), "{login} got a session: {:?}", hop.set);
-        let hop = browser.get(&format!("{askgate}/web/me/api/state"), "application/json").await;
+        let hop = browser
+            .get(&format!("{askgate}/web/me/api/state"), "application/json")
+            .await;
         assert_eq!(hop.status, 401, "{login}");
     }
 }
@@ -472,7 +515,7 @@ async fn people_sign_in_with_openid_connect_answer_and_sign_out() {
 async fn a_provider_answering_for_another_issuer_is_refused() {
     let mut provider = Provider::start();
     let wrong = format!("http://localhost:{}", provider.port);
-    let server = Server::start_with("", &sign_in_config(&wrong));
+    let mut server = Server::start_with("", &sign_in_config(&wrong));
     let askgate = server.base().to_owned();
     provider.register(&format!("{askgate}/web/oidc/callback"));
 
@@ -482,6 +525,11 @@ async fn a_provider_answering_for_another_issuer_is_refused() {
     assert!(hop.location.is_none());
     assert!(hop.body.contains("Sign-in is not available"), "{}", hop.body);
     assert!(!browser.cookies.contains_key("askgate_login"));
+    let log = server.stderr();
+    assert!(
+        log.contains("unexpected issuer"),
+        "discovery's issuer was refused: {log}"
+    );
     // And a callback with no sign-in begun is refused as such.
     let hop = browser
         .get(&format!("{askgate}/web/oidc/callback?code=x&state=y"), "text/html")

@@ -144,7 +144,9 @@ pub struct SignIn {
 
 impl std::fmt::Debug for SignIn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SignIn").field("settings", &self.settings).finish_non_exhaustive()
+        f.debug_struct("SignIn")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
     }
 }
 
@@ -154,7 +156,8 @@ impl SignIn {
         if settings.cookie_secret.len() < 32 {
             return Err(OidcSetupError::ShortSecret);
         }
-        let issuer = IssuerUrl::new(settings.issuer.clone()).map_err(|e| OidcSetupError::Url("issuer", e.to_string()))?;
+        let issuer =
+            IssuerUrl::new(settings.issuer.clone()).map_err(|e| OidcSetupError::Url("issuer", e.to_string()))?;
         let redirect = RedirectUrl::new(settings.redirect_url.clone())
             .map_err(|e| OidcSetupError::Url("the redirect URL", e.to_string()))?;
         let client = reqwest::Client::builder()
@@ -207,7 +210,13 @@ impl SignIn {
     }
 
     /// The `Set-Cookie` value that stores `payload`, encrypted, in `name`.
-    fn sealed(&self, name: &'static str, payload: &impl Serialize, path: &'static str, lifetime: Duration) -> HeaderValue {
+    fn sealed(
+        &self,
+        name: &'static str,
+        payload: &impl Serialize,
+        path: &'static str,
+        lifetime: Duration,
+    ) -> HeaderValue {
         let mut jar = CookieJar::new();
         let text = serde_json::to_string(payload).unwrap_or_default();
         jar.private_mut(&self.key).add(self.cookie(name, text, path, lifetime));
@@ -455,7 +464,10 @@ pub(crate) async fn callback(
 /// The callback's work; its response, without the sign-in cookie's removal.
 async fn finish(oidc: &SignIn, query: &[(String, String)], headers: &HeaderMap) -> Response {
     let param = |name: &str| {
-        let mut found = query.iter().filter(|(key, _)| key == name).map(|(_, value)| value.as_str());
+        let mut found = query
+            .iter()
+            .filter(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str());
         match (found.next(), found.next()) {
             (Some(value), None) => Some(value),
             _ => None,
@@ -529,7 +541,14 @@ async fn finish(oidc: &SignIn, query: &[(String, String)], headers: &HeaderMap) 
     // only; asked only when a person is matched by address.
     let wants_email = oidc.settings.people.iter().any(|person| person.email.is_some());
     if email.is_none() && wants_email && oidc.person(&subject, None, false).is_none() {
-        match user_info(&client, tokens.access_token().clone(), claims.subject().clone(), &oidc.http).await {
+        match user_info(
+            &client,
+            tokens.access_token().clone(),
+            claims.subject().clone(),
+            &oidc.http,
+        )
+        .await
+        {
             Ok(info) => {
                 email = info.email().map(|email| email.as_str().to_owned());
                 verified = info.email_verified() == Some(true);
@@ -538,7 +557,10 @@ async fn finish(oidc: &SignIn, query: &[(String, String)], headers: &HeaderMap) 
         }
     }
     let Some(person) = oidc.person(&subject, email.as_deref(), verified) else {
-        tracing::info!(subject, "sign-in refused: no configured person has this subject or verified email");
+        tracing::info!(
+            subject,
+            "sign-in refused: no configured person has this subject or verified email"
+        );
         return html_page(StatusCode::FORBIDDEN, UNKNOWN_PERSON);
     };
     let now = now_ms();
@@ -679,7 +701,11 @@ mod tests {
         ]);
         let who = |subject, email, verified| oidc.person(subject, email, verified).map(|p| p.recipient.clone());
         assert_eq!(who("x", Some("alice@example.com"), true).as_deref(), Some("alice"));
-        assert_eq!(who("x", Some("alice@example.com"), false), None, "an unverified address");
+        assert_eq!(
+            who("x", Some("alice@example.com"), false),
+            None,
+            "an unverified address"
+        );
         assert_eq!(who("sub-bob", None, false).as_deref(), Some("bob"));
         assert_eq!(who("sub-bob", Some("alice@example.com"), true).as_deref(), Some("bob"));
         assert_eq!(who("mallory", Some("mallory@example.com"), true), None);
@@ -713,7 +739,16 @@ mod tests {
         assert!(oidc.opened::<Session>(&headers, SESSION_COOKIE).is_none());
         // Sealed under another name (the sign-in cookie's value as a session): refused.
         let login = oidc.sealed(LOGIN_COOKIE, &session, CALLBACK_PATH, Duration::from_secs(60));
-        let value = login.to_str().unwrap().split(';').next().unwrap().split_once('=').unwrap().1.to_owned();
+        let value = login
+            .to_str()
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .split_once('=')
+            .unwrap()
+            .1
+            .to_owned();
         headers.insert(
             header::COOKIE,
             HeaderValue::from_str(&format!("{SESSION_COOKIE}={value}")).unwrap(),

@@ -167,15 +167,27 @@ pub(super) fn people(recipients: &[RecipientConfig], configured: bool, check: &m
             continue;
         }
         if !configured {
-            let field = if recipient.email.is_some() { "email" } else { "oidc_subject" };
+            let field = if recipient.email.is_some() {
+                "email"
+            } else {
+                "oidc_subject"
+            };
             check.problem(
                 &key(field),
                 "nobody signs in: [web.oidc] is not configured.",
                 "add [web.oidc] with issuer, client_id and client_secret, or remove the key.",
             );
         }
-        if recipient.surfaces.iter().any(|surface| !surface.address.answerers.is_empty()) {
-            let field = if recipient.email.is_some() { "email" } else { "oidc_subject" };
+        if recipient
+            .surfaces
+            .iter()
+            .any(|surface| !surface.address.answerers.is_empty())
+        {
+            let field = if recipient.email.is_some() {
+                "email"
+            } else {
+                "oidc_subject"
+            };
             check.problem(
                 &key(field),
                 "this recipient is a group (its answerers are named): sign-in opens the page of one person.",
@@ -184,7 +196,8 @@ pub(super) fn people(recipients: &[RecipientConfig], configured: bool, check: &m
         }
         if let Some(email) = &recipient.email {
             let at = email.split_once('@');
-            if at.is_none_or(|(local, domain)| local.is_empty() || domain.is_empty()) || email.contains(char::is_whitespace)
+            if at.is_none_or(|(local, domain)| local.is_empty() || domain.is_empty())
+                || email.contains(char::is_whitespace)
             {
                 check.problem(
                     &key("email"),
@@ -252,7 +265,10 @@ mod tests {
             "sign-in with OpenID Connect: issuer https://login.example.com/realms/main, client \"askgate\"; \
              at /web/me: alice, bob"
         );
-        assert!(!format!("{config:?}").contains("a-client-secret"), "the secret is never shown");
+        assert!(
+            !format!("{config:?}").contains("a-client-secret"),
+            "the secret is never shown"
+        );
         assert_eq!(config.recipients[0].email.as_deref(), Some("alice@example.com"));
         assert_eq!(config.recipients[1].oidc_subject.as_deref(), Some("248289761001"));
     }
@@ -266,13 +282,19 @@ mod tests {
             ));
             assert!(said.is_empty(), "{issuer}: {said:#?}");
         }
-        for issuer in ["http://login.example.com", "ftp://127.0.0.1", "login.example.com", "https://"] {
+        for issuer in [
+            "http://login.example.com",
+            "ftp://127.0.0.1",
+            "login.example.com",
+            "https://",
+        ] {
             let said = problems(&format!(
                 "[web.oidc]\nissuer = \"{issuer}\"\nclient_id = \"a\"\nclient_secret = \"s\"\n\
                  [recipients.me]\nchannel = \"web\"\n"
             ));
             assert!(
-                said.iter().any(|line| line.starts_with("web.oidc.issuer") && line.contains("not an https URL")),
+                said.iter()
+                    .any(|line| line.starts_with("web.oidc.issuer") && line.contains("not an https URL")),
                 "{issuer}: {said:#?}"
             );
         }
@@ -303,7 +325,8 @@ mod tests {
         // Without [web.oidc], an address signs nobody in: said.
         let said = problems("[recipients.a]\nchannel = \"web\"\nemail = \"a@example.com\"\n");
         assert!(
-            said.iter().any(|line| line.starts_with("recipients.a.email") && line.contains("[web.oidc]")),
+            said.iter()
+                .any(|line| line.starts_with("recipients.a.email") && line.contains("[web.oidc]")),
             "{said:#?}"
         );
     }
