@@ -323,6 +323,9 @@ fn question_for(recipient: &str) -> Value {
     })
 }
 
+// One person's sign-in, answer and sign-out, then the others': in the order
+// a reader follows them.
+#[allow(clippy::too_many_lines)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn people_sign_in_with_openid_connect_answer_and_sign_out() {
     let mut provider = Provider::start();
@@ -463,13 +466,13 @@ async fn people_sign_in_with_openid_connect_answer_and_sign_out() {
         "{:?}",
         hop.set
     );
-    let mut stale = Browser::new();
-    stale.cookies.insert("askgate_session".into(), old_session);
-    let hop = stale
+    let mut after = Browser::new();
+    after.cookies.insert("askgate_session".into(), old_session);
+    let hop = after
         .get(&format!("{askgate}/web/me/api/state"), "application/json")
         .await;
     assert_eq!(hop.status, 401, "the old cookie after signing out: {}", hop.body);
-    let hop = stale.get(&format!("{askgate}/web/me"), "text/html").await;
+    let hop = after.get(&format!("{askgate}/web/me"), "text/html").await;
     assert_eq!((hop.status, hop.location.as_deref()), (303, Some("/web/oidc/login")));
 
     // Signing in again works (a session begun after signing out).

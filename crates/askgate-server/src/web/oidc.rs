@@ -462,6 +462,8 @@ pub(crate) async fn callback(
 }
 
 /// The callback's work; its response, without the sign-in cookie's removal.
+// The checks in the order the flow makes them; split, they would read out of order.
+#[allow(clippy::too_many_lines)]
 async fn finish(oidc: &SignIn, query: &[(String, String)], headers: &HeaderMap) -> Response {
     let param = |name: &str| {
         let mut found = query
@@ -536,7 +538,7 @@ async fn finish(oidc: &SignIn, query: &[(String, String)], headers: &HeaderMap) 
     };
     let subject = claims.subject().as_str().to_owned();
     let mut email = claims.email().map(|email| email.as_str().to_owned());
-    let mut verified = claims.email_verified() == Some(true);
+    let mut email_verified = claims.email_verified() == Some(true);
     // Providers that keep the ID token small put the address in user info
     // only; asked only when a person is matched by address.
     let wants_email = oidc.settings.people.iter().any(|person| person.email.is_some());
@@ -551,12 +553,12 @@ async fn finish(oidc: &SignIn, query: &[(String, String)], headers: &HeaderMap) 
         {
             Ok(info) => {
                 email = info.email().map(|email| email.as_str().to_owned());
-                verified = info.email_verified() == Some(true);
+                email_verified = info.email_verified() == Some(true);
             }
             Err(error) => tracing::info!(%error, "sign-in: user info could not be read"),
         }
     }
-    let Some(person) = oidc.person(&subject, email.as_deref(), verified) else {
+    let Some(person) = oidc.person(&subject, email.as_deref(), email_verified) else {
         tracing::info!(
             subject,
             "sign-in refused: no configured person has this subject or verified email"
