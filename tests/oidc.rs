@@ -364,11 +364,7 @@ async fn people_sign_in_with_openid_connect_answer_and_sign_out() {
         "a changed state set a session: {:?}",
         hop.set
     );
-    assert!(
-        server
-            .stderr()
-            .contains("the state is not the one this browser was sent with")
-    );
+    assert!(logged(&mut server, &["the state is not the one this browser was sent with"]).await);
 
     // Alice signs in.
     let back = alice.sign_in_at_provider(&askgate, "alice").await;
@@ -401,10 +397,10 @@ async fn people_sign_in_with_openid_connect_answer_and_sign_out() {
         "a replayed code set a session: {:?}",
         hop.set
     );
-    let log = server.stderr();
     assert!(
-        log.contains("the code exchange failed") && log.contains("invalid_grant"),
-        "the provider refused the second exchange: {log}"
+        logged(&mut server, &["the code exchange failed", "invalid_grant"]).await,
+        "the provider refused the second exchange: {}",
+        server.stderr()
     );
 
     // Her page, her question, not another's.
@@ -528,14 +524,30 @@ async fn a_provider_answering_for_another_issuer_is_refused() {
     assert!(hop.location.is_none());
     assert!(hop.body.contains("Sign-in is not available"), "{}", hop.body);
     assert!(!browser.cookies.contains_key("askgate_login"));
-    let log = server.stderr();
     assert!(
-        log.contains("unexpected issuer"),
-        "discovery's issuer was refused: {log}"
+        logged(&mut server, &["unexpected issuer"]).await,
+        "discovery's issuer was refused: {}",
+        server.stderr()
     );
     // And a callback with no sign-in begun is refused as such.
     let hop = browser
         .get(&format!("{askgate}/web/oidc/callback?code=x&state=y"), "text/html")
         .await;
     assert_eq!(hop.status, 400, "{}", hop.body);
+}
+
+/// Whether askgate's log says all of `words` within a few seconds (the log
+/// is read in the background, a moment after the response that caused it).
+async fn logged(server: &mut Server, words: &[&str]) -> bool {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let log = server.stderr();
+        if words.iter().all(|word| log.contains(word)) {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
