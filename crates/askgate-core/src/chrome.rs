@@ -368,6 +368,26 @@ impl Chrome {
         }
     }
 
+    /// The reply to `/link` in a person's direct chat: their own page link.
+    pub fn page_link(self, link: &str) -> String {
+        match self.0 {
+            Locale::En => format!(
+                "Your askgate page: {link}\nIt shows every question for you, and you can answer there too. The link is yours alone: do not share it."
+            ),
+            Locale::ZhCn => format!(
+                "你的 askgate 页面：{link}\n这里显示所有给你的问题，也可以在这里回答。此链接仅供你本人使用，请勿分享。"
+            ),
+        }
+    }
+
+    /// The reply to `/link` when askgate has no page link for the person.
+    pub fn no_page_link(self) -> &'static str {
+        match self.0 {
+            Locale::En => "askgate has no page link for you. Ask the person who runs askgate.",
+            Locale::ZhCn => "askgate 没有你的页面链接，请联系 askgate 的管理员。",
+        }
+    }
+
     /// What a conversation that is no recipient's is told when it writes to
     /// the bot, before the recipient block to configure for it.
     pub fn introduce(self) -> &'static str {

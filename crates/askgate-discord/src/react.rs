@@ -180,6 +180,9 @@ fn form_modal(form: &Form) -> Value {
     modal(&form.token, &form.title, rows)
 }
 
+/// Discord's message flag that shows a message's links without embeds.
+const SUPPRESS_EMBEDS: u64 = 1 << 2;
+
 /// The response an interaction gets for `reaction`.
 pub(crate) fn interaction_response(reaction: &Reaction) -> Value {
     match reaction {
@@ -271,6 +274,9 @@ impl Inbound for DiscordChannel {
                     }
                     _ => return,
                 };
+                // No embed of a link askgate writes (a person's page link
+                // above all: an embed would have Discord fetch it).
+                body["flags"] = json!(SUPPRESS_EMBEDS);
                 body["message_reference"] = json!({"message_id": message_id, "fail_if_not_exists": false});
                 body["allowed_mentions"] = json!({"parse": [], "replied_user": false});
                 // In the channel's turn, after earlier replies there; serenity

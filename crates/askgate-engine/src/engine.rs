@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use askgate_adapter::backoff::backoff;
 use askgate_core::answer::{AnswerItem, Answers};
-use askgate_core::channel::{Channel, ChannelError, Delivery, UserRef};
+use askgate_core::channel::{Channel, ChannelError, Delivery};
 use askgate_core::request::MAX_FREE_TEXT_CHARS;
 use askgate_core::{AskRequest, QuestionId};
 use askgate_store::{
@@ -268,6 +268,10 @@ pub(crate) struct Inner {
     pub(crate) opening: Mutex<HashMap<(String, String), std::time::Instant>>,
     /// Where results are sent when questions end, if anywhere.
     pub(crate) callbacks: Mutex<Option<crate::callbacks::Callbacks>>,
+    /// Each person's page link, by their recipient's name: what `/link`
+    /// answers in their direct chat ([`Engine::set_page_links`]). Secrets:
+    /// never logged.
+    pub(crate) page_links: Mutex<HashMap<String, String>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -325,6 +329,7 @@ impl Engine {
                 agent_nudges: Mutex::new(HashMap::new()),
                 opening: Mutex::new(HashMap::new()),
                 callbacks: Mutex::new(None),
+                page_links: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -833,45 +838,6 @@ impl Engine {
         Ok(cancelled)
     }
 
-    /// Applies an answer given on askgate's own page by `by`, for a question
-    /// addressed to `recipient`.
-    pub async fn submit(
-        &self,
-        recipient: &str,
-        id: &QuestionId,
-        by: UserRef,
-        answer: DirectAnswer,
-    ) -> Result<Submitted, EngineError> {
-        let record = self
-            .get(id)
-            .await?
-            .filter(|r| r.recipient == recipient)
-            .ok_or(EngineError::NotFound)?;
-        if record.status.is_final() {
-            return Ok(Submitted::AlreadyEnded(record));
-        }
-        let (status, answers) = match answer {
-            DirectAnswer::Skip => (QuestionStatus::Skipped, None),
-            DirectAnswer::Answers(items) => (
-                QuestionStatus::Answered,
-                Some(direct_answers(&record.request, items, &record.progress)?),
-            ),
-        };
-        let resolution = Resolution {
-            by: Some(by),
-            answers,
-            via: Some(self.page_channel(&record.recipient)),
-            surface: Some(WEB.to_owned()),
-            ..self.resolution(status, None)
-        };
-        match self.resolve(id, resolution).await? {
-            Some(resolved) => Ok(Submitted::Resolved(resolved)),
-            None => Ok(Submitted::AlreadyEnded(
-                self.get(id).await?.ok_or(EngineError::NotFound)?,
-            )),
-        }
-    }
-
     pub(crate) fn resolution(&self, status: QuestionStatus, reason: Option<&str>) -> Resolution {
         Resolution {
             status,
@@ -882,22 +848,6 @@ impl Engine {
             via: None,
             surface: None,
         }
-    }
-
-    /// The channel a recipient's web page answers through: their surface on
-    /// askgate's page when they have one, else the first page channel
-    /// configured, else `web`. Every recipient has a page, listed or not.
-    pub fn page_channel(&self, recipient: &str) -> String {
-        let on_page = |channel: &str| self.sends_nothing(channel);
-        if let Some(surface) = self
-            .recipient(recipient)
-            .and_then(|r| r.surfaces.iter().find(|surface| on_page(&surface.channel)))
-        {
-            return surface.channel.clone();
-        }
-        let mut pages: Vec<&String> = self.inner.channels.keys().filter(|name| on_page(name)).collect();
-        pages.sort();
-        pages.first().map_or_else(|| WEB.to_owned(), |name| (*name).clone())
     }
 
     /// Resolves a pending question (first resolution wins), then tells the
@@ -1023,7 +973,11 @@ fn new_question_id() -> QuestionId {
 /// Checks a direct answer against the request and turns it into answers; a
 /// question it leaves out keeps what was answered on another surface
 /// (`progress`, a chat reply that answered part of the prompt).
-fn direct_answers(request: &AskRequest, items: Vec<DirectItem>, progress: &Answers) -> Result<Answers, EngineError> {
+pub(crate) fn direct_answers(
+    request: &AskRequest,
+    items: Vec<DirectItem>,
+    progress: &Answers,
+) -> Result<Answers, EngineError> {
     let invalid = |path: String, message: String| EngineError::InvalidAnswer { path, message };
     let mut answers = Answers::new();
     for item in items {

@@ -79,6 +79,41 @@ fn addresses(configured: &Destination, seen: &Destination) -> bool {
     same || (seen.thread.is_none() && configured.thread.as_deref() == Some(seen.conversation.as_str()))
 }
 
+/// How a message asks for the person's page link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LinkCommand {
+    /// `/link` (Telegram's `/link@bot` too), or `link` after a mention of
+    /// the bot: always the command.
+    Explicit,
+    /// `link` alone: the command only where no question is waiting, since
+    /// it could be the answer to one.
+    Bare,
+}
+
+/// Whether `text` asks for the page link. Leading mentions (`<@U1>`,
+/// `<@!1>`, `@bot`) are skipped, as platforms write a mention of the bot.
+fn link_command(text: &str) -> Option<LinkCommand> {
+    let mut words = text.split_whitespace().peekable();
+    let mut mentioned = false;
+    while words
+        .peek()
+        .is_some_and(|word| word.starts_with('@') || (word.starts_with("<@") && word.ends_with('>')))
+    {
+        words.next();
+        mentioned = true;
+    }
+    let word = words.next()?.to_lowercase();
+    if words.next().is_some() {
+        return None;
+    }
+    let slash = word == "/link" || word.starts_with("/link@");
+    match (slash, word == "link", mentioned) {
+        (true, _, _) | (_, true, true) => Some(LinkCommand::Explicit),
+        (_, true, false) => Some(LinkCommand::Bare),
+        _ => None,
+    }
+}
+
 /// The message a non-text message or a greeting replies to (a greeting
 /// replies to none).
 fn non_text_reply_to(kind: &InboundKind) -> Option<&MessageRef> {
@@ -123,13 +158,25 @@ impl Engine {
                 Err(_) => Reaction::Nothing,
             },
             InboundKind::TextReply { text, reply_to, .. } => {
+                // `/link` in a person's direct chat: their own page link.
+                let link = (event.conversation_kind == ConversationKind::Direct)
+                    .then(|| link_command(text))
+                    .flatten();
+                if link == Some(LinkCommand::Explicit)
+                    && let Some(reaction) = self.link_reply(channel, event)
+                {
+                    return Ok(reaction);
+                }
                 match self.target(channel, event, reply_to.as_ref()).await? {
                     Target::Question(id) => {
                         self.answered(channel, event, &id, Given::Text(text), Confirm::InConversation)
                             .await?
                     }
-                    Target::NothingPending(chrome) => Reaction::Reply {
-                        text: chrome.nothing_pending().to_owned(),
+                    Target::NothingPending(chrome) => match link.and_then(|_| self.link_reply(channel, event)) {
+                        Some(reaction) => reaction,
+                        None => Reaction::Reply {
+                            text: chrome.nothing_pending().to_owned(),
+                        },
                     },
                     Target::None => Reaction::Nothing,
                 }
@@ -422,6 +469,23 @@ impl Engine {
         ))
     }
 
+    /// The reply to `/link` in a direct chat: the page link of the person
+    /// who wrote it, when they are a person recipient on this channel (the
+    /// one its direct chat is with, as the channel names them:
+    /// [`crate::Recipient::may_answer`]); `None` otherwise (a stranger's message
+    /// goes on as any other). The writer decides, not the conversation's
+    /// id: a Discord or Slack DM's id is not the one configured (a user id).
+    fn link_reply(&self, channel: &str, event: &InboundEvent) -> Option<Reaction> {
+        let chat = self.inner.channels.get(channel)?;
+        let person = self.people().find(|person| person.may_answer(chat.as_ref(), event))?;
+        let chrome = person.locale.chrome();
+        let text = match self.page_link(&person.name) {
+            Some(link) => chrome.page_link(&link),
+            None => chrome.no_page_link().to_owned(),
+        };
+        Some(Reaction::Reply { text })
+    }
+
     /// Checks that the event may act on question `id`: same channel and
     /// conversation, the person allowed, the question still open.
     async fn addressed(&self, channel: &str, event: &InboundEvent, id: &QuestionId) -> Result<Addressed, EngineError> {
@@ -600,7 +664,7 @@ fn ended(status: QuestionStatus, chrome: Chrome) -> Reaction {
 mod tests {
     use askgate_core::channel::Destination;
 
-    use super::addresses;
+    use super::{LinkCommand, addresses, link_command};
 
     fn at(conversation: &str, thread: Option<&str>) -> Destination {
         Destination {
@@ -622,5 +686,32 @@ mod tests {
         assert!(addresses(&at("444", Some("455")), &at("455", None)));
         assert!(!addresses(&at("444", Some("455")), &at("466", None)));
         assert!(!addresses(&at("444", None), &at("455", None)));
+    }
+
+    #[test]
+    fn link_is_asked_for_by_slash_by_mention_and_alone() {
+        for text in [
+            "/link",
+            "/LINK",
+            " /link@askgate_bot ",
+            "<@U0BOT> link",
+            "<@!123> Link",
+            "@askgate link",
+        ] {
+            assert_eq!(link_command(text), Some(LinkCommand::Explicit), "{text}");
+        }
+        assert_eq!(link_command("link"), Some(LinkCommand::Bare));
+        assert_eq!(link_command(" Link "), Some(LinkCommand::Bare));
+        for text in [
+            "",
+            "links",
+            "the link",
+            "link please",
+            "/linked",
+            "<@U0BOT>",
+            "/link now",
+        ] {
+            assert_eq!(link_command(text), None, "{text}");
+        }
     }
 }

@@ -5,6 +5,7 @@
 //! | [`engine`] | accepting, waiting, cancelling, expiring and resolving questions |
 //! | `delivery` | delivering to each surface of the recipient, and editing every copy into its summary ([`summary_of`]) |
 //! | [`inbound`] | taps and typed replies from chat adapters ([`askgate_core::InboundSink`]) |
+//! | `page` | askgate's page: whose link it is, which questions that person answers there, an answer given there |
 //! | [`recipient`] | who a question goes to, on which surfaces, and who may answer it |
 //! | [`plan`] | a question's reminders and escalations, made when it is asked, held out of quiet hours |
 //! | `elsewhere` | following what other processes on a shared store changed: timers, waits ended, live views told, in batches |
@@ -26,6 +27,7 @@ mod delivery;
 mod elsewhere;
 pub mod engine;
 pub mod inbound;
+mod page;
 pub mod plan;
 pub mod recipient;
 pub mod retention;

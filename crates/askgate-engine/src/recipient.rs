@@ -22,6 +22,13 @@ pub struct Recipient {
     pub locale: Locale,
     /// Reminders, escalations, time zone and quiet hours for them.
     pub waiting: Waiting,
+    /// For a group (a recipient whose surfaces name `answerers`): the
+    /// people, by their own recipient's name, who may answer its questions
+    /// on askgate's page, each through their own link. The page knows a
+    /// person only by the link they opened, so a group's answerers hold
+    /// there only for people named here; a group names none, nobody answers
+    /// it on the page.
+    pub people: Vec<String>,
 }
 
 /// One surface of a recipient: a channel, where on it, and who may answer
@@ -76,7 +83,21 @@ impl Recipient {
             surfaces: vec![surface],
             locale,
             waiting: Waiting::default(),
+            people: Vec::new(),
         }
+    }
+
+    /// The same recipient, with `people` who answer it on the page.
+    #[must_use]
+    pub fn answered_on_the_page_by(mut self, people: Vec<String>) -> Self {
+        self.people = people;
+        self
+    }
+
+    /// Whether this is a group: a recipient whose surfaces name who may
+    /// answer (`answerers`) rather than being one person's direct chat.
+    pub fn is_group(&self) -> bool {
+        self.surfaces.iter().any(|surface| !surface.answerers.is_empty())
     }
 
     /// The same recipient, with `waiting`.

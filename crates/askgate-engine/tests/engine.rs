@@ -833,10 +833,6 @@ async fn a_channel_cursor_is_kept_across_restarts() {
 async fn direct_answers_are_checked_against_the_question() {
     let h = harness().await;
     let record = h.ask("alice", two()).await;
-    let web_user = UserRef {
-        id: "web:alice".into(),
-        display_name: "Alice".into(),
-    };
     let item = |id: &str, options: Vec<usize>, text: Option<&str>| DirectItem {
         id: id.into(),
         options,
@@ -866,19 +862,13 @@ async fn direct_answers_are_checked_against_the_question() {
         ),
     ];
     for (items, expected) in bad {
-        match h
-            .engine
-            .submit("alice", &record.id, web_user.clone(), DirectAnswer::Answers(items))
-            .await
-        {
+        match h.engine.submit("alice", &record.id, DirectAnswer::Answers(items)).await {
             Err(EngineError::InvalidAnswer { path, .. }) => assert_eq!(path, expected),
             other => panic!("expected invalid_answer at {expected}, got {other:?}"),
         }
     }
     assert!(matches!(
-        h.engine
-            .submit("team", &record.id, web_user.clone(), DirectAnswer::Skip)
-            .await,
+        h.engine.submit("team", &record.id, DirectAnswer::Skip).await,
         Err(EngineError::NotFound)
     ));
     let good = vec![
@@ -887,7 +877,7 @@ async fn direct_answers_are_checked_against_the_question() {
     ];
     let Submitted::Resolved(resolved) = h
         .engine
-        .submit("alice", &record.id, web_user.clone(), DirectAnswer::Answers(good))
+        .submit("alice", &record.id, DirectAnswer::Answers(good))
         .await
         .unwrap()
     else {
@@ -897,11 +887,11 @@ async fn direct_answers_are_checked_against_the_question() {
         result(&resolved),
         json!({"status": "answered", "answers": {"answers": {"deploy": ["next week"], "notify": ["Team", "Nobody", "legal"]}}})
     );
+    // Recorded as the person whose page it was.
+    let by = resolved.resolution.as_ref().and_then(|r| r.by.clone()).unwrap();
+    assert_eq!((by.id.as_str(), by.display_name.as_str()), ("web:alice", "Alice"));
     assert!(matches!(
-        h.engine
-            .submit("alice", &record.id, web_user, DirectAnswer::Skip)
-            .await
-            .unwrap(),
+        h.engine.submit("alice", &record.id, DirectAnswer::Skip).await.unwrap(),
         Submitted::AlreadyEnded(_)
     ));
 }

@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askgate_core::QuestionId;
-use askgate_core::channel::UserRef;
 use askgate_engine::{
     Clock, DirectAnswer, DirectItem, Engine, EngineError, REDELIVER_AFTER, SWEEP_EVERY, Submitted, Update,
 };
@@ -45,13 +44,6 @@ impl Replica {
     /// left to expire its questions.
     fn kill(self) {
         let _ = self.stop.send(());
-    }
-}
-
-fn alice() -> UserRef {
-    UserRef {
-        id: "u-alice".into(),
-        display_name: "Alice".into(),
     }
 }
 
@@ -131,7 +123,7 @@ async fn an_answer_through_one_replica_ends_the_wait_held_by_the_other() {
         options: vec![1],
         text: None,
     }]);
-    let submitted = b.engine.submit("alice", &asked.id, alice(), answer).await.unwrap();
+    let submitted = b.engine.submit("alice", &asked.id, answer).await.unwrap();
     assert!(matches!(submitted, Submitted::Resolved(_)), "{submitted:?}");
 
     // The wait held by A returns with the exact result, without A's clock moving.
@@ -355,11 +347,7 @@ async fn after_the_feed_lost_its_connection_views_re_read_and_waits_catch_up() {
             schema.name()
         ))
         .await;
-    let skipped = b
-        .engine
-        .submit("alice", &asked.id, alice(), DirectAnswer::Skip)
-        .await
-        .unwrap();
+    let skipped = b.engine.submit("alice", &asked.id, DirectAnswer::Skip).await.unwrap();
     assert!(matches!(skipped, Submitted::Resolved(_)), "{skipped:?}");
     let ended = ended_wait(waiting).await;
     assert_eq!(ended.status, QuestionStatus::Skipped);

@@ -74,6 +74,7 @@ async fn surfaces_observed(dir: TempDir, observer: Arc<dyn Observer>) -> Surface
         ],
         locale: Locale::En,
         waiting: askgate_engine::Waiting::default(),
+        people: Vec::new(),
     };
     let bob = Recipient {
         name: "bob".into(),
@@ -81,6 +82,7 @@ async fn surfaces_observed(dir: TempDir, observer: Arc<dyn Observer>) -> Surface
         surfaces: vec![surface("tg", "telegram", "dm-bob"), surface("sl", "slack", "dm-bob-sl")],
         locale: Locale::En,
         waiting: askgate_engine::Waiting::default(),
+        people: Vec::new(),
     };
     let clock = Clock::manual(START);
     let engine = Engine::new(
@@ -126,16 +128,12 @@ impl Surfaces {
     /// Alice answers Deploy on her page with option `option`; the question
     /// as that answer ended it.
     async fn on_page(&self, record: &QuestionRecord, option: usize) -> QuestionRecord {
-        let by = askgate_core::channel::UserRef {
-            id: "web".into(),
-            display_name: "Alice".into(),
-        };
         let answer = DirectAnswer::Answers(vec![DirectItem {
             id: "deploy".into(),
             options: vec![option],
             text: None,
         }]);
-        let submitted = self.engine.submit("alice", &record.id, by, answer).await.unwrap();
+        let submitted = self.engine.submit("alice", &record.id, answer).await.unwrap();
         let Submitted::Resolved(ended) = submitted else {
             panic!("the page's answer ends the question: {submitted:?}")
         };

@@ -131,6 +131,11 @@ pub(crate) struct Credentials {
 }
 
 impl AppState {
+    /// The engine behind the service.
+    pub fn engine(&self) -> &Engine {
+        &self.0.engine
+    }
+
     /// The agent tokens and page keys in force now.
     pub(crate) fn credentials(&self) -> Arc<Credentials> {
         Arc::clone(

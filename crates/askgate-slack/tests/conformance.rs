@@ -252,7 +252,7 @@ mod inbound {
     /// conversation's turn (posts there are a second apart).
     const QUIET: Duration = Duration::from_secs(5);
 
-    const SCENARIOS: [&str; 11] = [
+    const SCENARIOS: [&str; 12] = [
         "a_tap_on_an_option_answers_the_waiting_agent",
         "typed_replies_answer_over_several_messages",
         "answer_opens_a_form_whose_submission_answers",
@@ -264,6 +264,7 @@ mod inbound {
         "a_slow_store_still_applies_the_tap_once",
         "a_failing_store_loses_no_answer",
         "a_stranger_who_writes_is_told_the_recipient_block",
+        "link_in_the_direct_conversation_answers_with_the_persons_own_link",
     ];
 
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -190,7 +190,7 @@ fn turn_key(chat: &Recipient) -> String {
     }
 }
 
-fn no_preview() -> LinkPreviewOptions {
+pub(crate) fn no_preview() -> LinkPreviewOptions {
     LinkPreviewOptions {
         is_disabled: true,
         url: None,

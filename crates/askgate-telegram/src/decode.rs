@@ -122,6 +122,8 @@ fn decode_message(event_id: String, message: &Message, bot_username: Option<&str
         (MediaKind::Text(_), Some(text)) => match command(text) {
             Some(command) if !command.is_for(bot_username) => return None,
             Some(command) if command.name.eq_ignore_ascii_case("skip") => Some("/skip".to_owned()),
+            // The person asking for their page link: the engine answers it.
+            Some(command) if command.name.eq_ignore_ascii_case("link") => Some("/link".to_owned()),
             Some(_) => None,
             None => Some(text.to_owned()),
         },

@@ -22,6 +22,7 @@ use teloxide::types::{ForceReply, ParseMode, ReplyParameters, Update};
 use tracing::warn;
 
 use crate::TelegramChannel;
+use crate::channel::no_preview;
 use crate::decode::{Ack, Decoded, reference};
 use crate::limits;
 use crate::markup::html;
@@ -136,6 +137,7 @@ async fn send(
         (Ack::Callback { chat, .. }, Reaction::Reply { text }) => bot
             .send_message(*chat, limits::message_html(&text))
             .parse_mode(ParseMode::Html)
+            .link_preview_options(no_preview())
             .await
             .map(drop),
         (Ack::Message { chat, message }, Reaction::Introduce { text, snippet }) => bot
@@ -154,6 +156,9 @@ async fn send(
         (Ack::Message { chat, message }, Reaction::Notice { text, .. } | Reaction::Reply { text }) => bot
             .send_message(*chat, limits::message_html(&text))
             .parse_mode(ParseMode::Html)
+            // No preview of a link askgate writes (a person's page link
+            // above all: a preview would have Telegram fetch it).
+            .link_preview_options(no_preview())
             .reply_parameters(ReplyParameters::new(*message).allow_sending_without_reply())
             .await
             .map(drop),

@@ -107,7 +107,7 @@ mod inbound {
     const QUIET: Duration = Duration::from_secs(5);
 
     /// Every scenario but Answer…: Telegram has no forms.
-    const SCENARIOS: [&str; 10] = [
+    const SCENARIOS: [&str; 11] = [
         "a_tap_on_an_option_answers_the_waiting_agent",
         "typed_replies_answer_over_several_messages",
         "other_opens_a_free_text_input_whose_words_answer",
@@ -118,6 +118,7 @@ mod inbound {
         "a_slow_store_still_applies_the_tap_once",
         "a_failing_store_loses_no_answer",
         "a_stranger_who_writes_is_told_the_recipient_block",
+        "link_in_the_direct_conversation_answers_with_the_persons_own_link",
     ];
 
     /// Every nudge scenario: Telegram has groups.

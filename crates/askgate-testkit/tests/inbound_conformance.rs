@@ -11,7 +11,7 @@ use std::time::Duration;
 use askgate_testkit::conformance::{DoubleSettings, TestDouble};
 use askgate_testkit::conformance::{inbound, nudges};
 
-const EVERY_SCENARIO: [&str; 11] = [
+const EVERY_SCENARIO: [&str; 12] = [
     "a_tap_on_an_option_answers_the_waiting_agent",
     "typed_replies_answer_over_several_messages",
     "answer_opens_a_form_whose_submission_answers",
@@ -23,6 +23,7 @@ const EVERY_SCENARIO: [&str; 11] = [
     "a_slow_store_still_applies_the_tap_once",
     "a_failing_store_loses_no_answer",
     "a_stranger_who_writes_is_told_the_recipient_block",
+    "link_in_the_direct_conversation_answers_with_the_persons_own_link",
 ];
 
 #[tokio::test]

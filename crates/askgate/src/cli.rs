@@ -32,6 +32,26 @@ pub(crate) enum Command {
     /// Debug a prompt: validate it, see how a channel shows it, read replies.
     #[command(subcommand)]
     Prompt(PromptCommand),
+    /// A person's page link: print it, or replace it (revoking the old one at the servers' next reload).
+    #[command(subcommand)]
+    Link(LinkCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum LinkCommand {
+    /// Print the person's page link.
+    Show(LinkArgs),
+    /// Replace the person's page link with a new one and print it; the old one stops working when askgate reloads (SIGHUP) or restarts.
+    Rotate(LinkArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct LinkArgs {
+    /// The person: a recipient that is not a group.
+    pub(crate) person: String,
+    /// The configuration file `askgate serve` runs on; without it, the embedded default.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

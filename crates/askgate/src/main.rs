@@ -8,6 +8,8 @@
 //! | [`config`] | the TOML configuration: parsing, `${ENV}` secrets, every problem with its key |
 //! | [`serve`] | `askgate serve`: wiring, generated secrets, graceful shutdown |
 //! | [`ask`] | `askgate ask`: one question through a running server |
+//! | [`keeper`] | where generated secrets are kept: files beside SQLite, the database's settings beside PostgreSQL |
+//! | [`link`] | `askgate link show | rotate`: a person's page link |
 //! | [`health`] | `askgate health`: whether a running askgate is ready (a container's health check) |
 //! | [`log`] | logging: text or JSON, one event per line |
 //! | [`mcp`] | `askgate mcp`: the MCP tools over stdio, bridged to a running askgate's `/v1` |
@@ -21,7 +23,9 @@ mod channels;
 mod cli;
 mod config;
 mod health;
+mod keeper;
 mod lease;
+mod link;
 mod log;
 mod mcp;
 mod prompt;
@@ -56,6 +60,7 @@ fn main() -> ExitCode {
         cli::Command::Health(args) => health::check(&args),
         // stdout carries MCP frames only: logs go to stderr (log::init).
         cli::Command::Mcp(args) => run_async(mcp::run(args)),
+        cli::Command::Link(command) => run_async(link::run(command)),
     }
 }
 

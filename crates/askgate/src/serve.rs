@@ -1,7 +1,7 @@
 //! `askgate serve`: wires store, engine, channels and HTTP server together.
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use std::time::Duration;
@@ -13,11 +13,11 @@ use askgate_core::channel::{Channel, InboundSink};
 use askgate_engine::{Clock, Engine, Recipient, RecipientSurface};
 use askgate_server::{AgentToken, Allowed, AppState, ChannelStates, Metrics, ServerSettings, WebKey};
 use askgate_store::{PgStore, SqliteStore, Store};
-use rand::distr::{Alphanumeric, SampleString};
 use tokio::net::TcpListener;
 
 use crate::callback::{HttpSender, WebhookSecret};
-use crate::config::{Config, Secret, StoreConfig};
+use crate::config::{Config, StoreConfig};
+use crate::keeper::Keeper;
 
 /// How long the channels' event loops get to stop after the server has.
 const CHANNEL_STOP_GRACE: Duration = Duration::from_secs(5);
@@ -28,86 +28,6 @@ const CHANNEL_STOP_GRACE: Duration = Duration::from_secs(5);
 /// before pending questions are delivered again), short enough that a
 /// platform that does not answer keeps nothing waiting.
 const FIRST_ATTEMPTS: Duration = Duration::from_secs(5);
-
-/// A secret that askgate generated, or found where it keeps them.
-struct Generated {
-    secret: Secret,
-    created: bool,
-}
-
-/// Where askgate keeps the secrets it generates (agent tokens, web page
-/// keys): beside a SQLite store, files in `data_dir` (the one process reads
-/// them); beside PostgreSQL, the database's settings, so that every replica
-/// accepts the same ones.
-#[derive(Clone)]
-enum Keeper {
-    Files(PathBuf),
-    Settings(Arc<dyn Store>),
-}
-
-impl Keeper {
-    /// The secret named `name` (`agent-token-default`), created on first start.
-    async fn secret(&self, name: &str, prefix: &str) -> Result<Generated> {
-        let fresh = || format!("{prefix}{}", Alphanumeric.sample_string(&mut rand::rng(), 40));
-        match self {
-            Self::Files(data_dir) => {
-                let path = data_dir.join(name);
-                if let Ok(text) = std::fs::read_to_string(&path) {
-                    let text = text.trim();
-                    if !text.is_empty() {
-                        return Ok(Generated {
-                            secret: Secret::new(text.to_owned()),
-                            created: false,
-                        });
-                    }
-                }
-                let secret = fresh();
-                write_private(&path, &secret).with_context(|| format!("writing {}", path.display()))?;
-                Ok(Generated {
-                    secret: Secret::new(secret),
-                    created: true,
-                })
-            }
-            Self::Settings(store) => {
-                // Replicas starting together each offer one; all keep the first.
-                let key = format!("secret.{name}");
-                let created = store
-                    .insert_setting(&key, &fresh())
-                    .await
-                    .with_context(|| format!("keeping {key} in the database"))?;
-                let secret = store
-                    .setting(&key)
-                    .await
-                    .with_context(|| format!("reading {key} from the database"))?
-                    .with_context(|| format!("{key} is missing from the database's settings"))?;
-                Ok(Generated {
-                    secret: Secret::new(secret),
-                    created,
-                })
-            }
-        }
-    }
-
-    /// Where the secret `name` is, in words for the admin.
-    fn place(&self, name: &str) -> String {
-        match self {
-            Self::Files(data_dir) => data_dir.join(name).display().to_string(),
-            Self::Settings(_) => format!("the database's settings (key secret.{name})"),
-        }
-    }
-}
-
-/// Writes a file only its owner can read.
-fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(path)?;
-    file.write_all(text.as_bytes())?;
-    file.write_all(b"\n")?;
-    file.sync_all()
-}
 
 /// Runs the service until SIGINT or SIGTERM.
 // The wiring, in the order it happens; splitting it would only scatter it.
@@ -230,6 +150,7 @@ pub(crate) async fn serve(config: Config, file: Option<PathBuf>) -> Result<()> {
                 .collect(),
             locale: r.locale,
             waiting: r.waiting.clone(),
+            people: r.people.clone(),
         })
         .collect();
 
@@ -255,6 +176,7 @@ pub(crate) async fn serve(config: Config, file: Option<PathBuf>) -> Result<()> {
         .with_limits(config.limits)
         .with_agent_nudges(agent_nudges)
         .with_callbacks(sender, callback_urls);
+    engine.set_page_links(page_links(&base, &web_keys));
     engine.start().await.context("taking up pending questions")?;
     metrics.set_pending(
         store
@@ -412,10 +334,37 @@ async fn credentials(
             callback_hosts: agent.callbacks.hosts.clone(),
         }));
     }
-    // Every recipient has a page, whichever surfaces they list: it is how
-    // they answer when a chat app is down.
+    // Every person has a page, whichever surfaces they list: it is how
+    // they answer when a chat app is down. A group has none of its own: its
+    // people answer its questions on theirs.
     let mut web_keys = Vec::new();
     for recipient in &config.recipients {
+        if recipient.is_group() {
+            said.push(if recipient.people.is_empty() {
+                format!(
+                    "web page for \"{}\": none (a group; name its people = [...] to let them answer on their own pages)",
+                    recipient.name
+                )
+            } else {
+                format!(
+                    "web page for \"{}\": none of its own (a group); answered on the pages of {}",
+                    recipient.name,
+                    recipient.people.join(", ")
+                )
+            });
+            continue;
+        }
+        let groups: Vec<&str> = config
+            .recipients
+            .iter()
+            .filter(|group| group.is_group() && group.people.contains(&recipient.name))
+            .map(|group| group.name.as_str())
+            .collect();
+        let also = if groups.is_empty() {
+            String::new()
+        } else {
+            format!(" (also answers for {})", groups.join(", "))
+        };
         let (keys, place) = if recipient.web_keys.is_empty() {
             let name = format!("web-key-{}", recipient.name);
             let kept = keeper.secret(&name, "").await?;
@@ -441,13 +390,13 @@ async fn credentials(
         said.push(match keys.first() {
             Some(key) if on_terminal => {
                 format!(
-                    "web page for \"{}\": {base}/web/{}{older}",
+                    "web page for \"{}\": {base}/web/{}{older}{also}",
                     recipient.name,
                     key.expose()
                 )
             }
             _ => format!(
-                "web page for \"{}\": {base}/web/<the key in {place}>{older}",
+                "web page for \"{}\": {base}/web/<the key in {place}>{older}{also}",
                 recipient.name
             ),
         });
@@ -504,6 +453,18 @@ async fn sign_in(
     })
     .context("setting up sign-in ([web.oidc])")?;
     Ok((Arc::new(sign_in), said))
+}
+
+/// Each person's page link, by their name: their first key's (the one in
+/// force; older ones only still open it while a rotation settles).
+fn page_links(base: &str, web_keys: &[WebKey]) -> std::collections::HashMap<String, String> {
+    let mut links = std::collections::HashMap::new();
+    for key in web_keys {
+        links
+            .entry(key.recipient.clone())
+            .or_insert_with(|| format!("{base}/web/{}", key.key));
+    }
+    links
 }
 
 /// The webhook signing key of every agent that takes result callbacks:
@@ -637,6 +598,7 @@ impl Reload {
             tracing::warn!(%agent, "result callbacks for an agent that had none take effect when askgate restarts");
         }
         let (tokens, keys) = (agents.len(), web_keys.len());
+        self.state.engine().set_page_links(page_links(&self.base, &web_keys));
         self.state.set_credentials(agents, web_keys);
         for line in said {
             tracing::info!(said = %line, "reloaded");
@@ -683,7 +645,7 @@ impl Connect {
 
 /// An address a link can point at: a wildcard one (`0.0.0.0`, `[::]`),
 /// which no browser can open, becomes loopback on the same port.
-fn reachable(address: std::net::SocketAddr) -> std::net::SocketAddr {
+pub(crate) fn reachable(address: std::net::SocketAddr) -> std::net::SocketAddr {
     match address.ip() {
         std::net::IpAddr::V4(ip) if ip.is_unspecified() => (std::net::Ipv4Addr::LOCALHOST, address.port()).into(),
         std::net::IpAddr::V6(ip) if ip.is_unspecified() => (std::net::Ipv6Addr::LOCALHOST, address.port()).into(),

@@ -13,6 +13,7 @@
 
 mod kind;
 mod oidc;
+mod person;
 mod preview;
 
 pub use kind::Web;
@@ -25,7 +26,7 @@ pub use preview::preview;
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 
-use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, Outgoing, UserRef};
+use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, Outgoing};
 use askgate_core::render::{ButtonLimits, FreeTextInput};
 use askgate_core::{Capabilities, Presentation, QuestionId, Summary};
 use askgate_engine::{DirectAnswer, DirectItem, Submitted, summary_of};
@@ -44,6 +45,7 @@ use crate::body::ApiJson;
 use crate::error::ApiError;
 use crate::resource::time;
 use crate::{AppState, Change};
+use person::{Person, person_for};
 
 /// How many ended questions the page keeps showing (the state says so as
 /// `recentLimit`, so that the page bounds what it is sent live the same way).
@@ -146,28 +148,17 @@ impl std::fmt::Debug for WebKey {
     }
 }
 
-/// The recipient whose page `/web/{key}` is: for `me`, the person signed
-/// in with OpenID Connect (401 `not_signed_in` without a session); for a
-/// link key, the recipient it belongs to (404 for any other key).
-async fn page_owner(state: &AppState, key: &str, headers: &HeaderMap) -> Result<String, ApiError> {
+/// The person whose page `/web/{key}` is: for `me`, the person signed in
+/// with OpenID Connect (401 `not_signed_in` without a session); for a link
+/// key, the person it belongs to (404 for any other key).
+async fn page_owner(state: &AppState, key: &str, headers: &HeaderMap) -> Result<Person, ApiError> {
     if key == oidc::ME {
-        return oidc::session_person(state, headers)
+        let name = oidc::session_person(state, headers)
             .await
-            .ok_or_else(|| oidc::no_session(state));
+            .ok_or_else(|| oidc::no_session(state))?;
+        return person::person_named(state, name);
     }
-    recipient_for(state, key)
-}
-
-/// The recipient a link key belongs to; 404 for any other key.
-fn recipient_for(state: &AppState, key: &str) -> Result<String, ApiError> {
-    let mut found = None;
-    // Compared in constant time, every key, so that timing tells nothing.
-    for web in &state.credentials().web_keys {
-        if constant_time_eq::constant_time_eq(web.key.as_bytes(), key.as_bytes()) {
-            found = Some(web.recipient.clone());
-        }
-    }
-    found.ok_or_else(|| ApiError::not_found("page"))
+    person_for(state, key)
 }
 
 /// `GET /web/{key}`. A wrong key gets a small page saying so when a browser
@@ -178,7 +169,7 @@ pub(crate) async fn page(State(state): State<AppState>, Path(key): Path<String>,
         if oidc::session_person(&state, &headers).await.is_none() {
             return oidc::sign_in_first(&state, &headers);
         }
-    } else if let Err(error) = recipient_for(&state, &key) {
+    } else if let Err(error) = person_for(&state, &key) {
         return not_found_for(&headers, BAD_LINK, error);
     }
     (
@@ -293,11 +284,19 @@ pub(crate) async fn style() -> Response {
 }
 
 /// One question as the page shows it: in the state's lists and in an event
-/// of the stream. `page` is the channel the page answers through: an
-/// answer given elsewhere is summarized with where it was given.
-fn entry(record: &QuestionRecord, page: &str) -> Value {
+/// of the stream. An answer given elsewhere than the channel the page
+/// answers through is summarized with where it was given. `recipient` is
+/// whom it was asked of: the person, or a group they answer for.
+fn entry(state: &AppState, record: &QuestionRecord) -> Value {
+    let engine = &state.0.engine;
+    let page = engine.page_channel(&record.recipient);
+    let recipient = engine.recipient(&record.recipient).map_or_else(
+        || json!({"name": record.recipient, "displayName": record.recipient}),
+        |recipient| json!({"name": recipient.name, "displayName": recipient.display_name}),
+    );
     json!({
         "id": record.id,
+        "recipient": recipient,
         "status": record.status,
         "createdAt": time(record.created_at),
         "expiresAt": time(record.expires_at),
@@ -308,7 +307,7 @@ fn entry(record: &QuestionRecord, page: &str) -> Value {
         "request": record.request,
         // Answered so far on any surface: the card shows those steps done.
         "progress": record.progress,
-        "summary": summary_of(record, Some(page)),
+        "summary": summary_of(record, Some(&page)),
     })
 }
 
@@ -329,21 +328,17 @@ pub(crate) async fn page_state(
     Path(key): Path<String>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    let name = page_owner(&state, &key, &headers).await?;
+    let person = page_owner(&state, &key, &headers).await?;
     let engine = &state.0.engine;
-    let recipient = engine.recipient(&name).ok_or_else(|| ApiError::not_found("page"))?;
-    let store = engine.store();
-    let (pending, more) = pending_page(&state, &name, None).await?;
-    let count = store
-        .count_pending_for_recipient(&name)
+    let recipient = engine
+        .recipient(&person.name)
+        .ok_or_else(|| ApiError::not_found("page"))?;
+    let (pending, more) = pending_page(&state, &person, None).await?;
+    let count = person::count(&state, &person)
         .await
         .map_err(|e| ApiError::internal(&e))?;
-    let recent = store
-        .ended_for_recipient(&name, RECENT_ON_PAGE)
-        .await
-        .map_err(|e| ApiError::internal(&e))?;
-    let page = engine.page_channel(&name);
-    let (recent, _) = fill(&recent, &page, RECENT_ON_PAGE as usize, RECENT_BYTES, false);
+    let recent = person::ended(&state, &person, RECENT_ON_PAGE).await?;
+    let (recent, _) = fill(&state, &recent, RECENT_ON_PAGE as usize, RECENT_BYTES, false);
     Ok(Json(json!({
         "recipient": {"name": recipient.name, "displayName": recipient.display_name, "locale": recipient.locale,
             "timeZone": recipient.waiting.zone.as_ref().map(askgate_core::when::Zone::name)},
@@ -397,19 +392,17 @@ pub(crate) async fn pending(
     Query(query): Query<PendingQuery>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    let name = page_owner(&state, &key, &headers).await?;
+    let person = page_owner(&state, &key, &headers).await?;
     let after = query.after()?;
     let engine = &state.0.engine;
     if let Some(after) = &after {
-        let known = engine.get(after).await?.is_some_and(|record| record.recipient == name);
+        let known = engine.get(after).await?.is_some_and(|record| person.sees(&record));
         if !known {
             return Err(ApiError::not_found("question").at("after"));
         }
     }
-    let (pending, more) = pending_page(&state, &name, after.as_ref()).await?;
-    let count = engine
-        .store()
-        .count_pending_for_recipient(&name)
+    let (pending, more) = pending_page(&state, &person, after.as_ref()).await?;
+    let count = person::count(&state, &person)
         .await
         .map_err(|e| ApiError::internal(&e))?;
     Ok(Json(json!({
@@ -419,33 +412,32 @@ pub(crate) async fn pending(
     })))
 }
 
-/// One page of `name`'s pending questions after `after`, as entries, and
+/// One page of `person`'s pending questions after `after`, as entries, and
 /// whether more are pending beyond it.
 async fn pending_page(
     state: &AppState,
-    name: &str,
+    person: &Person,
     after: Option<&QuestionId>,
 ) -> Result<(Vec<Value>, bool), ApiError> {
     // One more than a page: whether it comes back says whether there is more.
-    let records = state
-        .0
-        .engine
-        .store()
-        .pending_for_recipient(name, after, PENDING_PAGE + 1)
-        .await
-        .map_err(|e| ApiError::internal(&e))?;
-    let page = state.0.engine.page_channel(name);
-    Ok(fill(&records, &page, PENDING_PAGE as usize, PAGE_BYTES, true))
+    let records = person::pending(state, person, after, PENDING_PAGE + 1).await?;
+    Ok(fill(state, &records, PENDING_PAGE as usize, PAGE_BYTES, true))
 }
 
 /// The entries of the first `records`, at most `limit`, that fit in
 /// `budget` bytes of JSON (at least one when `at_least_one`, so that paging
 /// always moves on), and whether any of `records` were left out.
-fn fill(records: &[QuestionRecord], page: &str, limit: usize, budget: usize, at_least_one: bool) -> (Vec<Value>, bool) {
+fn fill(
+    state: &AppState,
+    records: &[QuestionRecord],
+    limit: usize,
+    budget: usize,
+    at_least_one: bool,
+) -> (Vec<Value>, bool) {
     let mut entries = Vec::new();
     let mut used = 0;
     for record in records.iter().take(limit) {
-        let entry = entry(record, page);
+        let entry = entry(state, record);
         // `,` between entries.
         let size = entry.to_string().len() + 1;
         if used + size > budget && !(at_least_one && entries.is_empty()) {
@@ -478,8 +470,8 @@ struct AnswerEntry {
 /// a byte of the body is read, so that a client without the link cannot
 /// hold a connection open by declaring a body it never sends.
 pub(crate) struct PageQuestion {
-    /// The recipient whose page it is.
-    recipient: String,
+    /// The person whose page it is.
+    person: Person,
     id: QuestionId,
 }
 
@@ -493,21 +485,15 @@ impl axum::extract::FromRequestParts<AppState> for PageQuestion {
         let Path((key, id)) = Path::<(String, String)>::from_request_parts(parts, state)
             .await
             .map_err(|_| ApiError::not_found("page"))?;
-        let recipient = page_owner(state, &key, &parts.headers).await?;
+        let person = page_owner(state, &key, &parts.headers).await?;
         let id = QuestionId::parse(&id).map_err(|_| ApiError::not_found("question"))?;
-        Ok(Self { recipient, id })
+        Ok(Self { person, id })
     }
 }
 
 async fn submit(state: &AppState, page: PageQuestion, answer: DirectAnswer) -> Result<Json<Value>, ApiError> {
-    let PageQuestion { recipient: name, id } = page;
-    let engine = &state.0.engine;
-    let recipient = engine.recipient(&name).ok_or_else(|| ApiError::not_found("page"))?;
-    let by = UserRef {
-        id: format!("web:{name}"),
-        display_name: recipient.display_name.clone(),
-    };
-    match engine.submit(&name, &id, by, answer).await? {
+    let PageQuestion { person, id } = page;
+    match state.0.engine.submit(&person.name, &id, answer).await? {
         Submitted::Resolved(record) => Ok(Json(json!({"status": record.status}))),
         Submitted::AlreadyEnded(record) => Err(ApiError::new(
             StatusCode::CONFLICT,
@@ -567,37 +553,31 @@ pub(crate) async fn events(
     Path(key): Path<String>,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    let name = page_owner(&state, &key, &headers).await?;
+    let person = page_owner(&state, &key, &headers).await?;
     // Subscribed before the response starts: a page that reads the state
     // once the stream is open misses nothing in between.
     let changes = state.0.engine.subscribe();
-    // The channel this page answers through: the same for every event.
-    let page = state.0.engine.page_channel(&name);
     let stream = futures_util::stream::unfold(
-        (changes, (name, page), state, false),
-        |(mut changes, watched, state, count_due)| async move {
-            let (name, page) = &watched;
+        (changes, person, state, false),
+        |(mut changes, person, state, count_due)| async move {
             if count_due {
-                match state.0.engine.store().count_pending_for_recipient(name).await {
+                match person::count(&state, &person).await {
                     Ok(count) => {
                         let data = json!({"pendingCount": count});
                         let event = Event::default().event("count").data(data.to_string());
-                        return Some((Ok(event), (changes, watched, state, false)));
+                        return Some((Ok(event), (changes, person, state, false)));
                     }
                     // The next change counts again; a page that reads the
                     // state meanwhile gets it counted there.
-                    Err(error) => tracing::warn!(%error, recipient = %name, "could not count pending questions"),
+                    Err(error) => tracing::warn!(%error, person = %person.name, "could not count pending questions"),
                 }
             }
-            let (data, count_due) = match state
-                .next_change(&mut changes, |record| &record.recipient == name)
-                .await?
-            {
-                Change::Matching(record) => (entry(&record, page), true),
+            let (data, count_due) = match state.next_change(&mut changes, |record| person.sees(record)).await? {
+                Change::Matching(record) => (entry(&state, &record), true),
                 Change::Missed => (json!({"missed": true}), false),
             };
             let event = Event::default().event("changed").data(data.to_string());
-            Some((Ok(event), (changes, watched, state, count_due)))
+            Some((Ok(event), (changes, person, state, count_due)))
         },
     );
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))

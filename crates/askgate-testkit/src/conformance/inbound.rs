@@ -27,6 +27,7 @@ use askgate_store::{QuestionRecord, QuestionStatus, SqliteStore};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+use super::link::link_in_the_direct_conversation_answers_with_the_persons_own_link;
 use super::nudges::Posted;
 use super::outbound::Shown;
 use super::strangers::a_stranger_in_the_direct_conversation_is_refused_and_changes_nothing;
@@ -641,6 +642,10 @@ pub async fn run(platform: &dyn PersonPlatform) -> Vec<&'static str> {
     scenario!(
         features.typed_replies && features.sink,
         a_stranger_who_writes_is_told_the_recipient_block
+    );
+    scenario!(
+        features.typed_replies,
+        link_in_the_direct_conversation_answers_with_the_persons_own_link
     );
     ran
 }

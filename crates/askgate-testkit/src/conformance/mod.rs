@@ -7,6 +7,7 @@
 //! | [`outbound`] | what is sent and how it is edited: buttons and tokens, text parts, Answer…, escaping and mentions, editing, refusals, resuming (§1–§3) |
 //! | [`inbound`] | what a person does: taps, typed replies, Other…, Answer… forms, strangers, redeliveries, a slow or failing store, always against the real engine (§4) |
 //! | [`strangers`] | a stranger in the person's own direct conversation (§4.1, §4.8), a scenario of [`inbound`] |
+//! | [`link`] | `/link` in the person's direct conversation answered with their own page link (§4.11), a scenario of [`inbound`] |
 //! | [`edges`] | prompts at the contract's edges on every platform: delivered, answered and summarized with every request valid by the platform's published spec (§1.6) |
 //! | [`nudges`] | a reminder, an escalation's word and a note sent with `Channel::nudge` under a prompt the engine delivered: one message, a reply in the same thread, mentioning exactly its people, its text as written within the limit (§2.10) |
 //! | [`introduce`] | the recipient block told to a conversation that is no recipient's configures that very conversation (§4.10) |
@@ -16,6 +17,7 @@ pub mod double;
 pub mod edges;
 pub mod inbound;
 pub mod introduce;
+pub mod link;
 pub mod nudges;
 pub mod outbound;
 pub mod strangers;

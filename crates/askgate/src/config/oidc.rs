@@ -154,7 +154,7 @@ pub(super) fn oidc(raw: &RawWeb, check: &mut ConfigCheck<'_>) -> Option<OidcConf
 }
 
 /// Checks the people who may sign in: an address looks like one, a group
-/// (a recipient with named answerers) signs nobody in, no two recipients
+/// (a recipient with `people` or named answerers) signs nobody in, no two recipients
 /// share an address or a subject, and with `[web.oidc]` absent the keys say
 /// nothing (a problem, so that the admin is not left wondering).
 pub(super) fn people(recipients: &[RecipientConfig], configured: bool, check: &mut ConfigCheck<'_>) {
@@ -178,11 +178,12 @@ pub(super) fn people(recipients: &[RecipientConfig], configured: bool, check: &m
                 "add [web.oidc] with issuer, client_id and client_secret, or remove the key.",
             );
         }
-        if recipient
-            .surfaces
-            .iter()
-            .any(|surface| !surface.address.answerers.is_empty())
-        {
+        let group = !recipient.people.is_empty()
+            || recipient
+                .surfaces
+                .iter()
+                .any(|surface| !surface.address.answerers.is_empty());
+        if group {
             let field = if recipient.email.is_some() {
                 "email"
             } else {
@@ -190,8 +191,8 @@ pub(super) fn people(recipients: &[RecipientConfig], configured: bool, check: &m
             };
             check.problem(
                 &key(field),
-                "this recipient is a group (its answerers are named): sign-in opens the page of one person.",
-                "give the key to a recipient that is one person.",
+                "this recipient is a group (its people or answerers are named): sign-in opens the page of one person.",
+                "give the key to each of its people's own recipients; they see the group's questions there.",
             );
         }
         if let Some(email) = &recipient.email {
@@ -322,6 +323,17 @@ mod tests {
                 "nothing said of {key} ({words}): {said:#?}"
             );
         }
+        // A group's page is its people's: it signs nobody in.
+        let said = problems(
+            "[web.oidc]\nissuer = \"https://id.example.com\"\nclient_id = \"a\"\nclient_secret = \"s\"\n\
+             [recipients.alice]\nchannel = \"web\"\n\
+             [recipients.ops]\nchannel = \"web\"\npeople = [\"alice\"]\nemail = \"ops@example.com\"\n",
+        );
+        assert!(
+            said.iter()
+                .any(|line| line.starts_with("recipients.ops.email") && line.contains("is a group")),
+            "{said:#?}"
+        );
         // Without [web.oidc], an address signs nobody in: said.
         let said = problems("[recipients.a]\nchannel = \"web\"\nemail = \"a@example.com\"\n");
         assert!(

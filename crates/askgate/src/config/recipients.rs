@@ -36,9 +36,19 @@ pub(crate) struct RecipientConfig {
     pub(crate) email: Option<String>,
     /// `oidc_subject`: their `sub` at the sign-in provider.
     pub(crate) oidc_subject: Option<String>,
+    /// A group's people (`people = ["alice"]`): the person recipients who
+    /// answer its questions on askgate's page, each through their own link.
+    pub(crate) people: Vec<String>,
 }
 
 impl RecipientConfig {
+    /// Whether this is a group: a surface names who may answer there.
+    pub(crate) fn is_group(&self) -> bool {
+        self.surfaces
+            .iter()
+            .any(|surface| !surface.address.answerers.is_empty())
+    }
+
     /// What `check-config` says of them: each surface, where on it, who
     /// answers there, and the page every recipient has.
     pub(crate) fn describe(&self) -> String {
@@ -66,10 +76,20 @@ impl RecipientConfig {
             })
             .collect();
         let on_page = self.surfaces.iter().any(|surface| surface.kind == "web");
-        let page = if on_page {
-            ""
-        } else {
-            "; also answerable on its web page (serve prints the link)"
+        let page = match (self.is_group(), self.people.is_empty(), on_page) {
+            (true, true, _) => {
+                "; no one answers it on the web page (a group: name its people = [...] to give each their own link)"
+                    .to_owned()
+            }
+            (true, false, _) => format!(
+                "; also answerable on the web page by {}, each through their own link",
+                self.people.join(", ")
+            ),
+            (false, _, true) => format!("; its page link: askgate link show {}", self.name),
+            (false, _, false) => format!(
+                "; also answerable on its web page (its link: askgate link show {})",
+                self.name
+            ),
         };
         // The page counts as a place to answer, listed or not.
         let places = self.surfaces.len() + usize::from(!on_page);
@@ -115,6 +135,7 @@ pub(super) struct RawRecipient {
     notify_failures_to: Option<String>,
     email: Option<String>,
     oidc_subject: Option<String>,
+    people: Option<Vec<String>>,
     #[serde(flatten)]
     rest: toml::Table,
 }
@@ -196,10 +217,55 @@ pub(super) fn recipients(
                 waiting,
                 email: recipient.email.clone(),
                 oidc_subject: recipient.oidc_subject.clone(),
+                people: recipient.people.clone().unwrap_or_default(),
             });
         }
     }
+    check_people(&recipients, check);
     recipients
+}
+
+/// A group's `people` must each be a person recipient, named once; only a
+/// group names people (a person answers on their own link already).
+fn check_people(recipients: &[RecipientConfig], check: &mut ConfigCheck<'_>) {
+    for group in recipients.iter().filter(|r| r.is_group() && !r.web_keys.is_empty()) {
+        check.problem(
+            &format!("recipients.{}.web_key", group.name),
+            "a group has no page link of its own: the page could not tell which of its people answered.",
+            "remove web_key (or web_keys), and name the group's people = [...]: each answers on their own link.",
+        );
+    }
+    for recipient in recipients.iter().filter(|r| !r.people.is_empty()) {
+        let key = format!("recipients.{}.people", recipient.name);
+        if !recipient.is_group() {
+            check.problem(
+                &key,
+                "only a group (a recipient with answerers) names people: a person answers on their own page link.",
+                "remove people, or give the recipient's surfaces answerers = [...].",
+            );
+            continue;
+        }
+        let persons: Vec<&String> = recipients.iter().filter(|r| !r.is_group()).map(|r| &r.name).collect();
+        for (index, name) in recipient.people.iter().enumerate() {
+            if recipient.people[..index].contains(name) {
+                check.problem(&key, format!("\"{name}\" is listed twice."), "list each person once.");
+            } else if !persons.contains(&name) {
+                let what = if recipients.iter().any(|r| r.name == *name) {
+                    format!("\"{name}\" is a group, not a person.")
+                } else {
+                    format!("there is no recipient \"{name}\".")
+                };
+                check.problem(
+                    &key,
+                    what,
+                    format!(
+                        "name person recipients (each has their own page link); persons: {}.",
+                        names(persons.iter().copied())
+                    ),
+                );
+            }
+        }
+    }
 }
 
 /// `channel = "tg"` with the addressing keys beside it.
@@ -361,7 +427,8 @@ mod tests {
         assert_eq!(
             alice.describe(),
             "recipient \"alice\": shown on telegram channel \"tg\" (conversation 123, answered by the person \
-             of the direct chat) and web channel \"web\" (the page); the first answer on any of them wins"
+             of the direct chat) and web channel \"web\" (the page); its page link: askgate link show alice; the \
+             first answer on any of them wins"
         );
         // The one-surface shorthand says where else it can be answered.
         let text = format!("{BASE}[recipients.bob]\nchannel = \"tg\"\nchat_id = 7\n");
@@ -370,14 +437,15 @@ mod tests {
         assert_eq!(
             bob.describe(),
             "recipient \"bob\": shown on telegram channel \"tg\" (conversation 7, answered by the person of the \
-             direct chat); also answerable on its web page (serve prints the link); the first answer on any of them wins"
+             direct chat); also answerable on its web page (its link: askgate link show bob); the first answer on any \
+             of them wins"
         );
         // The page alone: one place, nothing to win.
         let text = format!("{BASE}[recipients.me]\nchannel = \"web\"\n");
         let me = &parse(&text, &env).unwrap().recipients[0];
         assert_eq!(
             me.describe(),
-            "recipient \"me\": shown on web channel \"web\" (the page)"
+            "recipient \"me\": shown on web channel \"web\" (the page); its page link: askgate link show me"
         );
     }
 
@@ -410,5 +478,71 @@ mod tests {
         assert!(about("recipients.d.tg.chat_id").contains("needs the chat"));
         assert!(about("recipients.e.surfaces").contains("no surface is listed"));
         assert!(about("recipients.f.channel").contains("needs the channel"));
+    }
+
+    #[test]
+    fn a_group_names_its_people_who_answer_on_their_own_pages() {
+        let people = "[recipients.alice]\nchannel = \"tg\"\nchat_id = 1\n\
+                      [recipients.bob]\nchannel = \"web\"\n";
+        let group = "[recipients.ops]\nchannel = \"tg\"\nchat_id = -100\nanswerers = [1, 2]\n";
+        let text = format!("{BASE}{people}{group}people = [\"alice\", \"bob\"]\n");
+        let config = parse(&text, &env).unwrap();
+        let ops = config.recipients.iter().find(|r| r.name == "ops").unwrap();
+        assert!(ops.is_group());
+        assert_eq!(ops.people, ["alice", "bob"]);
+        assert!(
+            ops.describe()
+                .contains("also answerable on the web page by alice, bob, each through their own link"),
+            "{}",
+            ops.describe()
+        );
+        // A group without people: nobody answers it on the page, and check-config says how to change that.
+        let config = parse(&format!("{BASE}{people}{group}"), &env).unwrap();
+        let ops = config.recipients.iter().find(|r| r.name == "ops").unwrap();
+        assert!(
+            ops.describe().contains("no one answers it on the web page"),
+            "{}",
+            ops.describe()
+        );
+
+        // Each problem names its key and a fix.
+        let cases = [
+            (
+                "people = [\"carol\"]",
+                "there is no recipient \"carol\"",
+                "recipients.ops.people",
+            ),
+            (
+                "people = [\"alice\", \"alice\"]",
+                "\"alice\" is listed twice",
+                "recipients.ops.people",
+            ),
+            (
+                "web_key = \"0123456789abcdefghijklmnopqrstuvwxyz\"",
+                "a group has no page link of its own",
+                "recipients.ops.web_key",
+            ),
+        ];
+        for (line, what, key) in cases {
+            let found = problems(&format!("{people}{group}{line}\n"));
+            assert!(
+                found.iter().any(|p| p.contains(key) && p.contains(what)),
+                "{line}: {found:?}"
+            );
+        }
+        // A group named as a person; a person naming people.
+        let other = "[recipients.dev]\nchannel = \"tg\"\nchat_id = -200\nanswerers = [3]\n";
+        let found = problems(&format!("{people}{other}{group}people = [\"dev\"]\n"));
+        assert!(
+            found.iter().any(|p| p.contains("\"dev\" is a group, not a person")),
+            "{found:?}"
+        );
+        let found = problems(&format!("{people}people = [\"bob\"]\n"));
+        assert!(
+            found
+                .iter()
+                .any(|p| p.contains("recipients.bob.people") && p.contains("only a group")),
+            "{found:?}"
+        );
     }
 }
