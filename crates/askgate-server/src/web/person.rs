@@ -26,7 +26,7 @@ pub(crate) struct Person {
 impl Person {
     /// Whether `record` is one of this person's questions.
     pub(crate) fn sees(&self, record: &QuestionRecord) -> bool {
-        self.answers_for.iter().any(|name| *name == record.recipient)
+        self.answers_for.contains(&record.recipient)
     }
 }
 
