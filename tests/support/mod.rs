@@ -176,7 +176,7 @@ pub(crate) async fn until<T, F: std::future::Future<Output = Option<T>>>(
 }
 
 /// The keys whose values are secrets, in any section of a configuration.
-const SECRET_KEYS: [&str; 12] = [
+const SECRET_KEYS: [&str; 13] = [
     "token",
     "tokens",
     "web_key",
@@ -189,6 +189,7 @@ const SECRET_KEYS: [&str; 12] = [
     "bot_token",
     "public_key",
     "url",
+    "client_secret",
 ];
 
 /// Every secret value in a configuration's text (the literal ones; a
@@ -391,7 +392,10 @@ impl Server {
             .unwrap_or_else(|| self.dir.path().to_owned());
         for entry in std::fs::read_dir(data_dir).into_iter().flatten().flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if (name.starts_with("agent-token-") || name.starts_with("web-key-") || name.starts_with("webhook-secret-"))
+            if (name.starts_with("agent-token-")
+                || name.starts_with("web-key-")
+                || name.starts_with("webhook-secret-")
+                || name == "web-session-key")
                 && let Ok(secret) = std::fs::read_to_string(entry.path())
             {
                 secrets.push(secret.trim().to_owned());

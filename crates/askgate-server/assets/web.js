@@ -1399,6 +1399,39 @@
     }, 2000);
   }
 
+  // --- signing out: only on /web/me, the page of a person signed in with
+  // OpenID Connect (docs/web-page.md). Its own words, in the page's language.
+  function addSignOut() {
+    if (base !== '/web/me') return;
+    const words = { en: 'Sign out', 'zh-CN': '退出登录' };
+    const button = el('button', { type: 'button', class: 'btn quiet', 'data-testid': 'sign-out' });
+    const label = () => {
+      button.textContent = words[document.documentElement.lang] || words.en;
+    };
+    label();
+    new MutationObserver(label).observe(document.documentElement, { attributes: true, attributeFilter: ['lang'] });
+    button.addEventListener('click', async function () {
+      button.disabled = true;
+      try {
+        // A JSON body, as every state-changing route takes: no cross-site form sends one.
+        const response = await fetch('/web/oidc/logout', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json' },
+          body: '{}',
+        });
+        if (response.ok) {
+          window.location.assign('/web/oidc/signed-out');
+          return;
+        }
+      } catch (error) {
+        // Offline: the button comes back for another try.
+      }
+      button.disabled = false;
+    });
+    $('.bar-inner').append(button);
+  }
+  addSignOut();
+
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
   else start();
 })();

@@ -3,7 +3,7 @@
 //! | module | owns |
 //! | --- | --- |
 //! | [`api`] | the agent API under `/v1` (ask, questions, events, cancel, run abort) |
-//! | [`web`] | the web channel: askgate's own answer page behind a secret link |
+//! | [`web`] | the web channel: askgate's own answer page behind a secret link, or behind sign-in with OpenID Connect (`/web/me`) |
 //! | [`auth`] | agent bearer tokens and the recipients each may ask |
 //! | [`headers`] | the security headers of every response (the page's Content-Security-Policy, no framing, no caching) |
 //! | [`error`] | [`ApiError`]: one error type, stable codes, `{"error": {...}}` |
@@ -55,7 +55,7 @@ pub use conn::ConnectionLimits;
 pub use error::ApiError;
 pub use mcp::McpSettings;
 pub use metrics::Metrics;
-pub use web::{Web, WebChannel, WebKey};
+pub use web::{OidcPerson, OidcSettings, OidcSetupError, SignIn, Web, WebChannel, WebKey};
 
 /// How the HTTP side is set up.
 #[derive(Debug, Clone)]
@@ -75,6 +75,8 @@ pub struct ServerSettings {
     pub mcp: McpSettings,
     /// The configured channels' states, reported by `/readyz`.
     pub channels: ChannelStates,
+    /// Sign-in to the page with OpenID Connect (`[web.oidc]`), when configured.
+    pub oidc: Option<Arc<SignIn>>,
 }
 
 impl Default for ServerSettings {
@@ -87,6 +89,7 @@ impl Default for ServerSettings {
             ask_retry_grace: Duration::from_secs(15),
             mcp: McpSettings::default(),
             channels: ChannelStates::default(),
+            oidc: None,
         }
     }
 }
@@ -115,6 +118,7 @@ pub(crate) struct Shared {
     pub(crate) ask_retry_grace: Duration,
     pub(crate) mcp: McpSettings,
     pub(crate) channels: ChannelStates,
+    pub(crate) oidc: Option<Arc<SignIn>>,
     pub(crate) attached: api::Attached,
     pub(crate) stopping: tokio::sync::watch::Receiver<bool>,
 }
@@ -175,6 +179,7 @@ impl AppState {
             ask_retry_grace: settings.ask_retry_grace,
             mcp: settings.mcp,
             channels: settings.channels,
+            oidc: settings.oidc,
             attached: api::Attached::default(),
             stopping,
         }))
@@ -256,6 +261,10 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/runs/{run_id}/abort", post(api::abort_run))
         .route("/v1/agent", get(api::agent))
         .route("/", get(web::not_found))
+        .route("/web/oidc/login", get(web::oidc_login))
+        .route("/web/oidc/callback", get(web::oidc_callback))
+        .route("/web/oidc/logout", post(web::oidc_logout))
+        .route("/web/oidc/signed-out", get(web::oidc_signed_out))
         .route("/web/{key}", get(web::page))
         .route("/web/{key}/api/state", get(web::page_state))
         .route("/web/{key}/api/pending", get(web::pending))

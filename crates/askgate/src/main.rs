@@ -176,6 +176,9 @@ fn check_config(path: Option<&std::path::Path>) -> ExitCode {
             for recipient in &config.recipients {
                 let _ = writeln!(out, "{}", recipient.describe());
             }
+            if let Some(oidc) = &config.oidc {
+                let _ = writeln!(out, "{}", oidc.describe(&config.recipients));
+            }
             if let Some(hint) = channels::finding_ids(config.channels.iter().map(|c| c.kind())) {
                 let _ = writeln!(out, "{hint}");
             }

@@ -185,7 +185,16 @@ pub(crate) async fn serve(config: Config, file: Option<PathBuf>) -> Result<()> {
             .map_or(0, |count| usize::try_from(count).unwrap_or(usize::MAX)),
     );
 
+    let oidc = match &config.oidc {
+        None => None,
+        Some(oidc) => {
+            let (sign_in, said) = sign_in(&config, oidc, &keeper, &base).await?;
+            announcements.push(said);
+            Some(sign_in)
+        }
+    };
     let settings = ServerSettings {
+        oidc,
         agents,
         web_keys,
         max_body_bytes: config.max_body_bytes,
@@ -397,6 +406,53 @@ async fn credentials(
         }));
     }
     Ok((agents, web_keys, said))
+}
+
+/// How long a page session begun by signing in lasts.
+const SESSION_LIFETIME: Duration = Duration::from_secs(12 * 3600);
+
+/// Sign-in to the page (`[web.oidc]`), its cookies' key created or read
+/// where `keeper` keeps askgate's secrets (shared by every replica on
+/// PostgreSQL), and a line for the admin saying which redirect URI to
+/// register at the provider.
+async fn sign_in(
+    config: &Config,
+    oidc: &crate::config::OidcConfig,
+    keeper: &Keeper,
+    base: &str,
+) -> Result<(Arc<askgate_server::SignIn>, String)> {
+    let name = "web-session-key";
+    let kept = keeper.secret(name, "").await?;
+    let people = config
+        .recipients
+        .iter()
+        .filter(|recipient| recipient.email.is_some() || recipient.oidc_subject.is_some())
+        .map(|recipient| askgate_server::OidcPerson {
+            recipient: recipient.name.clone(),
+            email: recipient.email.clone(),
+            subject: recipient.oidc_subject.clone(),
+        })
+        .collect::<Vec<_>>();
+    let redirect_url = format!("{base}/web/oidc/callback");
+    let said = format!(
+        "sign-in with OpenID Connect at {base}/web/me: issuer {}, redirect URI {redirect_url}, {} person(s); \
+         its cookie key in {}",
+        oidc.issuer,
+        people.len(),
+        keeper.place(name)
+    );
+    let sign_in = askgate_server::SignIn::new(askgate_server::OidcSettings {
+        issuer: oidc.issuer.clone(),
+        client_id: oidc.client_id.clone(),
+        client_secret: oidc.client_secret.expose().to_owned(),
+        scopes: oidc.scopes.clone(),
+        redirect_url,
+        cookie_secret: kept.secret.expose().to_owned(),
+        people,
+        session_lifetime: SESSION_LIFETIME,
+    })
+    .context("setting up sign-in ([web.oidc])")?;
+    Ok((Arc::new(sign_in), said))
 }
 
 /// Each person's page link, by their name: their first key's (the one in

@@ -12,11 +12,16 @@
 //! the whole list.
 
 mod kind;
+mod oidc;
 mod person;
 mod preview;
 pub(crate) mod progress;
 
 pub use kind::Web;
+pub use oidc::{OidcPerson, OidcSettings, OidcSetupError, SignIn};
+pub(crate) use oidc::{
+    callback as oidc_callback, login as oidc_login, logout as oidc_logout, signed_out as oidc_signed_out,
+};
 pub use preview::preview;
 
 use std::collections::BTreeMap;
@@ -144,11 +149,28 @@ impl std::fmt::Debug for WebKey {
     }
 }
 
+/// The person whose page `/web/{key}` is: for `me`, the person signed in
+/// with OpenID Connect (401 `not_signed_in` without a session); for a link
+/// key, the person it belongs to (404 for any other key).
+async fn page_owner(state: &AppState, key: &str, headers: &HeaderMap) -> Result<Person, ApiError> {
+    if key == oidc::ME {
+        let name = oidc::session_person(state, headers)
+            .await
+            .ok_or_else(|| oidc::no_session(state))?;
+        return person::person_named(state, name);
+    }
+    person_for(state, key)
+}
+
 /// `GET /web/{key}`. A wrong key gets a small page saying so when a browser
 /// asks (a person followed a mistyped or old link), the API's JSON 404
 /// otherwise.
 pub(crate) async fn page(State(state): State<AppState>, Path(key): Path<String>, headers: HeaderMap) -> Response {
-    if let Err(error) = person_for(&state, &key) {
+    if key == oidc::ME {
+        if oidc::session_person(&state, &headers).await.is_none() {
+            return oidc::sign_in_first(&state, &headers);
+        }
+    } else if let Err(error) = person_for(&state, &key) {
         return not_found_for(&headers, BAD_LINK, error);
     }
     (
@@ -305,8 +327,9 @@ fn reminded(record: &QuestionRecord) -> bool {
 pub(crate) async fn page_state(
     State(state): State<AppState>,
     Path(key): Path<String>,
+    headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    let person = person_for(&state, &key)?;
+    let person = page_owner(&state, &key, &headers).await?;
     let engine = &state.0.engine;
     let recipient = engine
         .recipient(&person.name)
@@ -368,8 +391,9 @@ pub(crate) async fn pending(
     State(state): State<AppState>,
     Path(key): Path<String>,
     Query(query): Query<PendingQuery>,
+    headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    let person = person_for(&state, &key)?;
+    let person = page_owner(&state, &key, &headers).await?;
     let after = query.after()?;
     let engine = &state.0.engine;
     if let Some(after) = &after {
@@ -476,7 +500,7 @@ impl axum::extract::FromRequestParts<AppState> for PageQuestion {
         let Path((key, id)) = Path::<(String, String)>::from_request_parts(parts, state)
             .await
             .map_err(|_| ApiError::not_found("page"))?;
-        let person = person_for(state, &key)?;
+        let person = page_owner(state, &key, &parts.headers).await?;
         let id = QuestionId::parse(&id).map_err(|_| ApiError::not_found("question"))?;
         Ok(Self { person, id })
     }
@@ -533,8 +557,9 @@ pub(crate) async fn skip(
 pub(crate) async fn events(
     State(state): State<AppState>,
     Path(key): Path<String>,
+    headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    let person = person_for(&state, &key)?;
+    let person = page_owner(&state, &key, &headers).await?;
     // Subscribed before the response starts: a page that reads the state
     // once the stream is open misses nothing in between.
     let changes = state.0.engine.subscribe();

@@ -38,7 +38,12 @@ pub(crate) fn person_for(state: &AppState, key: &str) -> Result<Person, ApiError
             found = Some(web.recipient.clone());
         }
     }
-    let name = found.ok_or_else(|| ApiError::not_found("page"))?;
+    person_named(state, found.ok_or_else(|| ApiError::not_found("page"))?)
+}
+
+/// The person `name` (a recipient's name, as a key or a sign-in names
+/// them); 404 when the engine does not know them as a person.
+pub(crate) fn person_named(state: &AppState, name: String) -> Result<Person, ApiError> {
     let answers_for: Vec<String> = state
         .0
         .engine

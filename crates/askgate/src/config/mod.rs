@@ -12,6 +12,7 @@ use crate::channels::kinds;
 
 mod callbacks;
 mod log;
+mod oidc;
 mod recipients;
 mod waiting;
 
@@ -19,6 +20,7 @@ pub(crate) use askgate_adapter::config::{Problem, Problems, Secret};
 use askgate_store::PgStore;
 pub(crate) use callbacks::AgentCallbacks;
 pub(crate) use log::{DEFAULT_LEVEL as DEFAULT_LOG_LEVEL, LogConfig, LogFormat};
+pub(crate) use oidc::OidcConfig;
 use recipients::RawRecipient;
 pub(crate) use recipients::RecipientConfig;
 use serde::Deserialize;
@@ -54,6 +56,8 @@ pub(crate) struct Config {
     pub(crate) recipients: Vec<RecipientConfig>,
     /// `[log]`: the format and filter of the logs.
     pub(crate) log: LogConfig,
+    /// `[web.oidc]`: sign-in to the page with OpenID Connect.
+    pub(crate) oidc: Option<OidcConfig>,
 }
 
 /// `[store]`: where questions are kept.
@@ -112,6 +116,8 @@ struct RawConfig {
     channels: BTreeMap<String, RawChannel>,
     #[serde(default)]
     recipients: BTreeMap<String, RawRecipient>,
+    #[serde(default)]
+    web: oidc::RawWeb,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -387,6 +393,8 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
         });
     }
     waiting::chats_only(&recipients, &agents, &mut check);
+    let oidc = oidc::oidc(&raw.web, &mut check);
+    oidc::people(&recipients, raw.web.configured(), &mut check);
     // A token names its agent: two agents sharing one would be told apart
     // by nothing (and only one of them would ever be found).
     for (index, agent) in agents.iter().enumerate() {
@@ -434,6 +442,7 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
         channels,
         recipients,
         log,
+        oidc,
     })
 }
 

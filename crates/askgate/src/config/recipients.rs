@@ -31,6 +31,11 @@ pub(crate) struct RecipientConfig {
     pub(crate) surfaces: Vec<SurfaceConfig>,
     /// Reminders, escalations, time zone, quiet hours, failure notices.
     pub(crate) waiting: Waiting,
+    /// `email`: their address, by which sign-in (`[web.oidc]`) knows them
+    /// when the provider says it is verified.
+    pub(crate) email: Option<String>,
+    /// `oidc_subject`: their `sub` at the sign-in provider.
+    pub(crate) oidc_subject: Option<String>,
     /// A group's people (`people = ["alice"]`): the person recipients who
     /// answer its questions on askgate's page, each through their own link.
     pub(crate) people: Vec<String>,
@@ -128,6 +133,8 @@ pub(super) struct RawRecipient {
     timezone: Option<String>,
     quiet_hours: Option<String>,
     notify_failures_to: Option<String>,
+    email: Option<String>,
+    oidc_subject: Option<String>,
     people: Option<Vec<String>>,
     #[serde(flatten)]
     rest: toml::Table,
@@ -208,6 +215,8 @@ pub(super) fn recipients(
                 web_keys,
                 surfaces,
                 waiting,
+                email: recipient.email.clone(),
+                oidc_subject: recipient.oidc_subject.clone(),
                 people: recipient.people.clone().unwrap_or_default(),
             });
         }
