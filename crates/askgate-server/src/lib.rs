@@ -273,6 +273,7 @@ pub fn app(state: AppState) -> Router {
         .route("/web/{key}/api/questions/{id}/skip", post(web::skip))
         .route("/web/{key}/api/questions/{id}/progress", post(web::progress::save))
         .route("/assets/web.js", get(web::script))
+        .route("/assets/web-words.js", get(web::words))
         .route("/assets/web.css", get(web::style))
         .route("/openapi.json", get(openapi_document))
         .route("/healthz", get(|| async { axum::Json(json!({"status": "ok"})) }))

@@ -76,6 +76,9 @@ const RECENT_BYTES: usize = 24 * 1024;
 
 const PAGE: &str = include_str!("../../assets/web.html");
 const SCRIPT: &str = include_str!("../../assets/web.js");
+/// The page's wording and how it words times (`askgateWords`), loaded before
+/// [`SCRIPT`].
+const WORDS: &str = include_str!("../../assets/web-words.js");
 const STYLE: &str = include_str!("../../assets/web.css");
 
 /// The channel behind askgate's own page.
@@ -277,6 +280,11 @@ fn html_page(status: StatusCode, wording: Wording) -> Response {
 /// `GET /assets/web.js`.
 pub(crate) async fn script() -> Response {
     ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], SCRIPT).into_response()
+}
+
+/// `GET /assets/web-words.js`.
+pub(crate) async fn words() -> Response {
+    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], WORDS).into_response()
 }
 
 /// `GET /assets/web.css`.
@@ -664,11 +672,11 @@ mod tests {
 
     /// Where the page says what a chat channel says, it says it in the same
     /// words (`askgate-core`'s chrome): a person who uses both reads one askgate.
-    /// The keys of one language's table in web.js's `DICT`: each line
+    /// The keys of one language's table in web-words.js's `DICT`: each line
     /// `key: '…',` (or `"…"`) between `start` and `end`.
     fn dict_keys(start: &str, end: &str) -> Vec<String> {
-        let from = SCRIPT.find(start).expect("the table starts");
-        let rest = &SCRIPT[from + start.len()..];
+        let from = WORDS.find(start).expect("the table starts");
+        let rest = &WORDS[from + start.len()..];
         let to = rest.find(end).expect("the table ends");
         rest[..to]
             .lines()
@@ -685,9 +693,9 @@ mod tests {
         let zh = dict_keys("    'zh-CN': {\n", "\n  };");
         assert!(en.len() > 40, "the English table was read: {en:?}");
         let missing: Vec<&String> = en.iter().filter(|key| !zh.contains(key)).collect();
-        assert!(missing.is_empty(), "web.js has no zh-CN wording for {missing:?}");
+        assert!(missing.is_empty(), "web-words.js has no zh-CN wording for {missing:?}");
         let extra: Vec<&String> = zh.iter().filter(|key| !en.contains(key)).collect();
-        assert!(extra.is_empty(), "web.js has zh-CN wording only for {extra:?}");
+        assert!(extra.is_empty(), "web-words.js has zh-CN wording only for {extra:?}");
     }
 
     #[test]
@@ -705,7 +713,7 @@ mod tests {
                 ("listSep", chrome.list_separator()),
             ] {
                 let line = format!("{key}: '{words}',");
-                assert!(SCRIPT.contains(&line), "web.js ({locale}) should have {line}");
+                assert!(WORDS.contains(&line), "web-words.js ({locale}) should have {line}");
             }
             // The countdown's units, as the text prompt words a duration.
             for (key, seconds, n) in [
@@ -716,7 +724,7 @@ mod tests {
             ] {
                 let words = chrome.duration(seconds).replace(&n.to_string(), "{n}");
                 let line = format!("{key}: '{words}',");
-                assert!(SCRIPT.contains(&line), "web.js ({locale}) should have {line}");
+                assert!(WORDS.contains(&line), "web-words.js ({locale}) should have {line}");
             }
         }
     }
@@ -761,8 +769,8 @@ mod tests {
 
     #[test]
     fn chinese_wording_puts_no_space_before_de() {
-        assert!(SCRIPT.contains("forWho: '{name}的问题',"));
-        let wording = SCRIPT.lines().filter(|line| !line.trim_start().starts_with("//"));
+        assert!(WORDS.contains("forWho: '{name}的问题',"));
+        let wording = WORDS.lines().filter(|line| !line.trim_start().starts_with("//"));
         for line in wording {
             assert!(!line.contains(" 的"), "a stray space before 的 in web.js: {line}");
         }
@@ -794,7 +802,7 @@ mod tests {
                 ("loadingMore", &[][..]),
             ] {
                 let said = words.get(key).copied().unwrap_or_default();
-                assert!(!said.is_empty(), "web.js ({locale}) should word {key}");
+                assert!(!said.is_empty(), "web-words.js ({locale}) should word {key}");
                 for hole in holes {
                     assert!(
                         said.contains(hole),

@@ -1,7 +1,7 @@
 //! A text sketch of a question's card on askgate's page, in the page's own
 //! words, for `askgate prompt render --channel web`.
 //!
-//! The page's wording lives once, in `assets/web.js` (its `DICT`, which a
+//! The page's wording lives once, in `assets/web-words.js` (its `DICT`, which a
 //! test keeps equal to the chat channels' chrome where they say the same
 //! thing); this module reads it from there rather than keep a second copy.
 
@@ -10,16 +10,16 @@ use std::fmt::Write as _;
 
 use askgate_core::{AskRequest, Locale};
 
-use super::SCRIPT;
+use super::WORDS;
 
-/// The page's words in `locale` (`submit` → `Submit`), read from `web.js`'s
+/// The page's words in `locale` (`submit` → `Submit`), read from `web-words.js`'s
 /// `DICT`: each `key: 'words',` line of the locale's table.
 pub(crate) fn page_words(locale: Locale) -> BTreeMap<&'static str, &'static str> {
     let opening = match locale {
         Locale::En => "    en: {",
         Locale::ZhCn => "    'zh-CN': {",
     };
-    SCRIPT
+    WORDS
         .lines()
         .skip_while(|line| *line != opening)
         .skip(1)
