@@ -19,14 +19,14 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead as _, BufReader, Write as _};
+use std::io::Write as _;
 use std::path::Path;
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::browser::{KillOnDrop, collect, ensure_node};
+use support::browser::{KillOnDrop, NodeLines, ensure_node, spawn_lines};
 use support::{AGENT_TOKEN, Server, repo_root};
 
 const CLIENT_ID: &str = "askgate";
@@ -77,33 +77,23 @@ impl Provider {
     fn start() -> Self {
         let dir = repo_root().join("tests").join("oidc");
         ensure_oidc_provider(&dir);
-        let mut node = Command::new("node")
-            .arg(dir.join("provider.mjs"))
-            .current_dir(&dir)
-            .env("OIDC_CLIENT_ID", CLIENT_ID)
-            .env("OIDC_CLIENT_SECRET", CLIENT_SECRET)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("node starts");
-        let stdin = node.stdin.take().expect("piped stdin");
-        let stdout = node.stdout.take().expect("piped stdout");
-        let stderr = collect(node.stderr.take().expect("piped stderr"));
-        let (send, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if send.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let NodeLines {
+            node,
+            stdin,
+            lines,
+            stderr,
+        } = spawn_lines(
+            Command::new("node")
+                .arg(dir.join("provider.mjs"))
+                .current_dir(&dir)
+                .env("OIDC_CLIENT_ID", CLIENT_ID)
+                .env("OIDC_CLIENT_SECRET", CLIENT_SECRET),
+        );
         let mut provider = Self {
             port: 0,
             stdin,
             lines,
-            _node: KillOnDrop(node),
+            _node: node,
             stderr,
         };
         let said = provider.line();

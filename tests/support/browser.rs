@@ -163,29 +163,19 @@ impl Page {
     pub(crate) fn open(link: &str) -> Self {
         ensure_all();
         let root = repo_root();
-        let mut node = Command::new("node")
-            .arg(root.join("tests").join("browser").join("driver.mjs"))
-            .current_dir(&root)
-            .env("ASKGATE_CHROMIUM", CHROMIUM)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("node starts");
-        let stdin = node.stdin.take().expect("piped stdin");
-        let stdout = node.stdout.take().expect("piped stdout");
-        let stderr = collect(node.stderr.take().expect("piped stderr"));
-        let (send, answers) = mpsc::channel();
-        thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(said) = line else { break };
-                if send.send(said).is_err() {
-                    break;
-                }
-            }
-        });
+        let NodeLines {
+            node,
+            stdin,
+            lines: answers,
+            stderr,
+        } = spawn_lines(
+            Command::new("node")
+                .arg(root.join("tests").join("browser").join("driver.mjs"))
+                .current_dir(&root)
+                .env("ASKGATE_CHROMIUM", CHROMIUM),
+        );
         let mut page = Self {
-            node: KillOnDrop(node),
+            node,
             stdin,
             answers,
             stderr,
@@ -298,5 +288,42 @@ impl WaitTimeout for Child {
         }
         self.kill()?;
         self.wait().map(drop)
+    }
+}
+
+/// A node script talked to over its stdin, its stdout read line by line.
+pub(crate) struct NodeLines {
+    pub(crate) node: KillOnDrop,
+    pub(crate) stdin: ChildStdin,
+    pub(crate) lines: mpsc::Receiver<String>,
+    pub(crate) stderr: Arc<Mutex<String>>,
+}
+
+/// Spawns `command` (a node script) with its stdin, stdout and stderr
+/// piped; its stdout lines arrive on `lines`, its stderr is collected.
+pub(crate) fn spawn_lines(command: &mut Command) -> NodeLines {
+    let mut node = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("node starts");
+    let stdin = node.stdin.take().expect("piped stdin");
+    let stdout = node.stdout.take().expect("piped stdout");
+    let stderr = collect(node.stderr.take().expect("piped stderr"));
+    let (send, lines) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(said) = line else { break };
+            if send.send(said).is_err() {
+                break;
+            }
+        }
+    });
+    NodeLines {
+        node: KillOnDrop(node),
+        stdin,
+        lines,
+        stderr,
     }
 }

@@ -194,6 +194,21 @@ impl SignIn {
         Ok(metadata)
     }
 
+    /// askgate's client at the provider, from discovery; the page saying
+    /// sign-in is unavailable when discovery failed.
+    async fn client(&self) -> Result<ProviderClient, Response> {
+        let metadata = self.metadata().await.map_err(|error| {
+            tracing::warn!(%error, "sign-in: the provider's discovery failed");
+            html_page(StatusCode::BAD_GATEWAY, PROVIDER_TROUBLE)
+        })?;
+        Ok(CoreClient::from_provider_metadata(
+            metadata,
+            ClientId::new(self.settings.client_id.clone()),
+            Some(ClientSecret::new(self.settings.client_secret.clone())),
+        )
+        .set_redirect_uri(self.redirect.clone()))
+    }
+
     /// A cookie: `HttpOnly`, `SameSite=Lax` (sent when the provider sends
     /// the browser back, a top-level navigation; never on a cross-site
     /// POST), `Secure` over https.
@@ -264,6 +279,17 @@ impl SignIn {
             })
     }
 }
+
+/// askgate's client at the provider: its endpoints as discovery gave them
+/// (authorization set; token and user info maybe), the redirect URL set.
+type ProviderClient = CoreClient<
+    openidconnect::EndpointSet,
+    openidconnect::EndpointNotSet,
+    openidconnect::EndpointNotSet,
+    openidconnect::EndpointNotSet,
+    openidconnect::EndpointMaybeSet,
+    openidconnect::EndpointMaybeSet,
+>;
 
 /// What the sign-in cookie carries from `login` to `callback`.
 #[derive(Serialize, Deserialize)]
@@ -410,19 +436,10 @@ pub(crate) async fn login(State(state): State<AppState>, headers: HeaderMap) -> 
     let Some(oidc) = state.0.oidc.as_deref() else {
         return not_configured(&headers);
     };
-    let metadata = match oidc.metadata().await {
-        Ok(metadata) => metadata,
-        Err(error) => {
-            tracing::warn!(%error, "sign-in: the provider's discovery failed");
-            return html_page(StatusCode::BAD_GATEWAY, PROVIDER_TROUBLE);
-        }
+    let client = match oidc.client().await {
+        Ok(client) => client,
+        Err(page) => return page,
     };
-    let client = CoreClient::from_provider_metadata(
-        metadata,
-        ClientId::new(oidc.settings.client_id.clone()),
-        Some(ClientSecret::new(oidc.settings.client_secret.clone())),
-    )
-    .set_redirect_uri(oidc.redirect.clone());
     let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
     let mut request = client.authorize_url(
         CoreAuthenticationFlow::AuthorizationCode,
@@ -498,19 +515,10 @@ async fn finish(oidc: &SignIn, query: &[(String, String)], headers: &HeaderMap) 
     let Some(code) = param("code") else {
         return refused("the provider's answer has no code");
     };
-    let metadata = match oidc.metadata().await {
-        Ok(metadata) => metadata,
-        Err(error) => {
-            tracing::warn!(%error, "sign-in: the provider's discovery failed");
-            return html_page(StatusCode::BAD_GATEWAY, PROVIDER_TROUBLE);
-        }
+    let client = match oidc.client().await {
+        Ok(client) => client,
+        Err(page) => return page,
     };
-    let client = CoreClient::from_provider_metadata(
-        metadata,
-        ClientId::new(oidc.settings.client_id.clone()),
-        Some(ClientSecret::new(oidc.settings.client_secret.clone())),
-    )
-    .set_redirect_uri(oidc.redirect.clone());
     let exchange = match client.exchange_code(AuthorizationCode::new(code.to_owned())) {
         Ok(exchange) => exchange,
         Err(error) => {

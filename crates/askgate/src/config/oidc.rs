@@ -166,12 +166,12 @@ pub(super) fn people(recipients: &[RecipientConfig], configured: bool, check: &m
         if recipient.email.is_none() && recipient.oidc_subject.is_none() {
             continue;
         }
+        let field = if recipient.email.is_some() {
+            "email"
+        } else {
+            "oidc_subject"
+        };
         if !configured {
-            let field = if recipient.email.is_some() {
-                "email"
-            } else {
-                "oidc_subject"
-            };
             check.problem(
                 &key(field),
                 "nobody signs in: [web.oidc] is not configured.",
@@ -184,11 +184,6 @@ pub(super) fn people(recipients: &[RecipientConfig], configured: bool, check: &m
                 .iter()
                 .any(|surface| !surface.address.answerers.is_empty());
         if group {
-            let field = if recipient.email.is_some() {
-                "email"
-            } else {
-                "oidc_subject"
-            };
             check.problem(
                 &key(field),
                 "this recipient is a group (its people or answerers are named): sign-in opens the page of one person.",
