@@ -586,14 +586,7 @@ async fn finish(oidc: &SignIn, query: &[(String, String)], headers: &HeaderMap) 
 
 /// The user info of the person the access token is for; `subject` must match.
 async fn user_info(
-    client: &CoreClient<
-        openidconnect::EndpointSet,
-        openidconnect::EndpointNotSet,
-        openidconnect::EndpointNotSet,
-        openidconnect::EndpointNotSet,
-        openidconnect::EndpointMaybeSet,
-        openidconnect::EndpointMaybeSet,
-    >,
+    client: &ProviderClient,
     token: openidconnect::AccessToken,
     subject: openidconnect::SubjectIdentifier,
     http: &ProviderHttp,
