@@ -26,8 +26,8 @@ const STRANGER: &str = "stranger";
 const PERSON_KEY: &str = "conformance-person-key-0123456789abcdefgh";
 const STRANGER_KEY: &str = "conformance-stranger-key-0123456789abcdef";
 
-/// The page's script, whose words the person reads.
-const SCRIPT: &str = include_str!("../assets/web.js");
+/// The page's wording (`assets/web-words.js`), whose words the person reads.
+const WORDS: &str = include_str!("../assets/web-words.js");
 
 const SCENARIOS: [&str; 6] = [
     "a_tap_on_an_option_answers_the_waiting_agent",
@@ -42,12 +42,12 @@ const SCENARIOS: [&str; 6] = [
 /// English comes first in the script.
 fn page_says(name: &str) -> String {
     let start = format!("{name}: '");
-    let at = SCRIPT
+    let at = WORDS
         .find(&start)
         .unwrap_or_else(|| panic!("the page has no words for {name}"))
         + start.len();
-    let end = SCRIPT[at..].find('\'').unwrap();
-    SCRIPT[at..at + end].to_owned()
+    let end = WORDS[at..].find('\'').unwrap();
+    WORDS[at..at + end].to_owned()
 }
 
 struct WebPage {

@@ -461,6 +461,7 @@ async fn health_readiness_metrics_and_the_page_assets() {
     for path in [
         format!("/web/{KEY}"),
         "/assets/web.js".to_owned(),
+        "/assets/web-words.js".to_owned(),
         "/assets/web.css".to_owned(),
     ] {
         let response = fixture
