@@ -280,6 +280,16 @@ async fn ask_then_wait(load: &Load, n: usize, key: &str) -> Option<Got> {
         match call(request).await {
             // 200: a retry found the question its first try created.
             Ok((201 | 200, resource)) if resource["status"] == "pending" => break id_of(&resource),
+            // ... and already ended: the kill cut the first try's answer
+            // off, and a person answered what the page showed before the
+            // retry came (the people answer at once). Its result is here.
+            Ok((200, resource)) if resource["result"].is_object() => {
+                return Some(Got {
+                    id: id_of(&resource),
+                    result: resource["result"].clone(),
+                    resource: Some(resource),
+                });
+            }
             Ok((503, _)) => tokio::time::sleep(RETRY_PAUSE).await,
             Ok((status, body)) => {
                 load.unexpected(format!("agent {n}: POST /v1/questions ({key}): {status} {body}"));
