@@ -24,6 +24,7 @@ const askgateWords = (function () {
       kickerMany: 'Questions for you',
       // A question to a group the person answers for, on their own page.
       kickerGroup: 'For {name}',
+      signOut: 'Sign out',
       within: 'Reply within {d}',
       until: 'until {time}',
       timeUp: 'Time is up',
@@ -88,6 +89,7 @@ const askgateWords = (function () {
       kickerOne: '有问题需要你回答',
       kickerMany: '有问题需要你回答',
       kickerGroup: '给{name}的问题',
+      signOut: '退出登录',
       within: '请在 {d}内回复',
       until: '截止 {time}',
       timeUp: '已到时间',

@@ -1200,10 +1200,10 @@
   // OpenID Connect (docs/web-page.md). Its own words, in the page's language.
   function addSignOut() {
     if (base !== '/web/me') return;
-    const words = { en: 'Sign out', 'zh-CN': '退出登录' };
     const button = el('button', { type: 'button', class: 'btn quiet', 'data-testid': 'sign-out' });
+    // Worded again when the state names the person's language.
     const label = () => {
-      button.textContent = words[document.documentElement.lang] || words.en;
+      button.textContent = t('signOut');
     };
     label();
     new MutationObserver(label).observe(document.documentElement, { attributes: true, attributeFilter: ['lang'] });
