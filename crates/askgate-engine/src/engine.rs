@@ -444,14 +444,14 @@ impl Engine {
         let mut failures: HashMap<QuestionId, u32> = HashMap::new();
         let mut feed = self.inner.store.changes();
         let shared = feed.is_some();
-        let sweep = self.inner.clock.sleep_until(self.inner.clock.after(SWEEP_EVERY));
+        let sweep = self.inner.clock.sleep(SWEEP_EVERY);
         tokio::pin!(sweep);
         // Reminders and escalations are taken by whichever process finds
         // them due first, on every store: their times are in the store.
-        let steps = self.inner.clock.sleep_until(self.inner.clock.after(SWEEP_EVERY));
+        let steps = self.inner.clock.sleep(SWEEP_EVERY);
         tokio::pin!(steps);
         // Result callbacks likewise: the due attempts are in the store.
-        let callbacks = self.inner.clock.sleep_until(self.inner.clock.after(SWEEP_EVERY));
+        let callbacks = self.inner.clock.sleep(SWEEP_EVERY);
         tokio::pin!(callbacks);
         loop {
             let next = self.lock_deadlines().first().cloned();
@@ -462,24 +462,17 @@ impl Engine {
                     Some(changes) => self.changed_elsewhere(changes).await,
                     None => feed = None,
                 },
-                // Each next round is a second after this one began, not
-                // after it ended: time that passed while it ran (a slow
-                // store, a test's clock moved on meanwhile) is not waited
-                // again, and what fell due meanwhile is taken at once.
                 () = &mut sweep, if shared => {
-                    let next = self.inner.clock.after(SWEEP_EVERY);
                     self.sweep().await;
-                    sweep.set(self.inner.clock.sleep_until(next));
+                    sweep.set(self.inner.clock.sleep(SWEEP_EVERY));
                 }
                 () = &mut callbacks => {
-                    let next = self.inner.clock.after(SWEEP_EVERY);
                     self.send_due_callbacks().await;
-                    callbacks.set(self.inner.clock.sleep_until(next));
+                    callbacks.set(self.inner.clock.sleep(SWEEP_EVERY));
                 }
                 () = &mut steps => {
-                    let next = self.inner.clock.after(SWEEP_EVERY);
                     self.take_due_steps().await;
-                    steps.set(self.inner.clock.sleep_until(next));
+                    steps.set(self.inner.clock.sleep(SWEEP_EVERY));
                 }
                 () = self.sleep_until_deadline(next.as_ref().map(|(at, _)| *at)) => {
                     if let Some((at, id)) = next {
