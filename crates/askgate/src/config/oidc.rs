@@ -178,11 +178,7 @@ pub(super) fn people(recipients: &[RecipientConfig], configured: bool, check: &m
                 "add [web.oidc] with issuer, client_id and client_secret, or remove the key.",
             );
         }
-        let group = !recipient.people.is_empty()
-            || recipient
-                .surfaces
-                .iter()
-                .any(|surface| !surface.address.answerers.is_empty());
+        let group = !recipient.people.is_empty() || recipient.is_group();
         if group {
             check.problem(
                 &key(field),
