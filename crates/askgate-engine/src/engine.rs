@@ -4,8 +4,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
-use askgate_adapter::backoff::backoff;
 use askgate_core::answer::{AnswerItem, Answers};
+use askgate_core::backoff::backoff;
 use askgate_core::channel::{Channel, ChannelError, Delivery};
 use askgate_core::request::MAX_FREE_TEXT_CHARS;
 use askgate_core::{AskRequest, QuestionId};
