@@ -6,7 +6,7 @@
 // The harness (support/) unwraps outside #[test] functions.
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -155,11 +155,21 @@ async fn a_receiver_that_keeps_failing_is_given_up_on_when_the_window_closes() {
     let window = CALLBACK_WINDOW.as_secs();
     let mut given_up = false;
     // The clock in ten-minute leaps (the longest pause), a sweep after each,
-    // and the attempt it made recorded before the next leap (on a busy
-    // machine it can take longer than the sweep's few yields).
+    // and the attempt it made sent and recorded before the next leap: on a
+    // busy machine it can start after the sweep's few yields, and a leap
+    // while it is under way outruns its lease, so that the next sweep sends
+    // it a second time.
     for _ in 0..(window / 600 + 3) {
+        let sent = sender.calls().len();
         h.clock.advance(Duration::from_secs(599));
         advance_until(&h, 1, || false).await;
+        tokio::time::timeout(PATIENCE, async {
+            while sender.calls().len() == sent {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .expect("each leap past the longest pause makes an attempt");
         let attempts = recorded(&h, &sender, &record).await;
         if attempts.last().is_some_and(|a| a.status == CallbackStatus::GaveUp) {
             given_up = true;
