@@ -12,8 +12,8 @@
     reason = "a test's figures go to its captured stdout, shown by `--nocapture` and on failure"
 )]
 
-mod support;
-#[path = "../../../tests/support/tmpfs.rs"]
+use crate::support;
+#[path = "../../../../tests/support/tmpfs.rs"]
 mod tmpfs;
 
 use std::path::Path;

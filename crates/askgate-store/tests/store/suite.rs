@@ -5,7 +5,7 @@
 // twice: clippy's `allow-unwrap-in-tests` sees no `#[test]` on them.
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use askgate_core::channel::{Delivery, UserRef};
 use askgate_core::{AnswerItem, Answers, Locale};

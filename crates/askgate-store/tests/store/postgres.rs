@@ -1,7 +1,7 @@
 //! What only the PostgreSQL store has: migrations shared by replicas that
 //! start together, the change feed, and what it tells an admin about a URL.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

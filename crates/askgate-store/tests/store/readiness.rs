@@ -7,7 +7,7 @@
 // twice: clippy's `allow-unwrap-in-tests` sees no `#[test]` on them.
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use askgate_store::{Store, StoreError, WriteFailure};
 use support::*;

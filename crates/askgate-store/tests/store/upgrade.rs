@@ -6,7 +6,7 @@
 // twice: clippy's `allow-unwrap-in-tests` sees no `#[test]` on them.
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use askgate_core::channel::UserRef;
 use askgate_store::{QuestionStatus, Resolution, StoreError};

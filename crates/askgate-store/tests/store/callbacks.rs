@@ -6,7 +6,7 @@
 // twice: clippy's `allow-unwrap-in-tests` sees no `#[test]` on them.
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

@@ -6,7 +6,7 @@
 //! gets the lock: the first write is taken alone (the writer waits for the
 //! lock with it), every later one lands in the next transaction.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

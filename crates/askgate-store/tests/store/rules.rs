@@ -4,7 +4,7 @@
 // twice: clippy's `allow-unwrap-in-tests` sees no `#[test]` on them.
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use askgate_store::{IdempotencyKey, InsertRules, Inserted, PendingScope, QuestionRecord, QuestionStatus, StoreError};
 use support::*;
