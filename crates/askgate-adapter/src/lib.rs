@@ -12,7 +12,7 @@
 //! | [`deliver`] | delivering a prompt part by part, resumable, with partial progress on failure |
 //! | [`finish`] | a finished prompt's text and summary laid out within the message's limit, counted after escaping |
 //! | [`nudge`] | a nudge's mentions, each once and checked, and its outcome logged alike on every platform |
-//! | [`backoff`] | the one retry policy (also the engine's) |
+//! | [`backoff`] | the one retry policy, re-exported from `askgate-core` (the engine's too) |
 //! | [`cause`] | a platform out of reach described by what happened (`Connection refused`), not only "error sending request"; outside error text cut to one short line |
 //! | [`read`] | a platform's answer read within [`read::MAX_ANSWER_BYTES`] |
 //!
@@ -20,7 +20,9 @@
 //! crate only. This crate knows no platform, no engine and no store: it
 //! talks to the engine through [`askgate_core::InboundSink`].
 
-pub mod backoff;
+/// The one retry policy, kept in `askgate-core` beside [`askgate_core::ChannelError`]
+/// (the engine uses it too); re-exported so adapters name it from here.
+pub use askgate_core::backoff;
 pub mod cause;
 pub mod config;
 pub mod connect;

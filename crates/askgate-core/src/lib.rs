@@ -14,6 +14,7 @@
 //! | [`reply`] | reading typed replies, over several replies too (spec §5) |
 //! | [`token`] | question ids and the opaque button tokens (spec §6) |
 //! | [`channel`] | the [`Channel`] and [`InboundSink`] traits, normalized inbound events |
+//! | [`backoff`] | the one retry policy: the pause before each retry against a platform or the store |
 //! | [`when`] | time zones, quiet hours, durations and reminder points of the configuration, deadlines in a person's local time |
 //! | [`text`] | normalization, and [`Limit`]s counted in a platform's [`Unit`] and cut without splitting a character, shared by all of the above |
 //!
@@ -22,6 +23,7 @@
 //! other way round.
 
 pub mod answer;
+pub mod backoff;
 pub mod channel;
 pub mod chrome;
 pub mod form;

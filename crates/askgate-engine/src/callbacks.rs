@@ -61,7 +61,7 @@ pub fn webhook_id(id: &QuestionId) -> String {
 /// The pause before the attempt after `attempts` failed ones: the adapter's
 /// backoff (0.5 s doubling to 32 s), then doubling on to [`MAX_PAUSE`].
 pub(crate) fn pause_after(attempts: u32) -> Duration {
-    let early = askgate_adapter::backoff::backoff(attempts.saturating_sub(1));
+    let early = askgate_core::backoff::backoff(attempts.saturating_sub(1));
     if attempts <= 7 {
         return early;
     }

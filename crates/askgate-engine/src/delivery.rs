@@ -6,8 +6,8 @@
 
 use std::sync::Arc;
 
-use askgate_adapter::backoff::{backoff, retry_delay};
 use askgate_core::answer::Answers;
+use askgate_core::backoff::{backoff, retry_delay};
 use askgate_core::channel::{Delivery, DeliveryError, MessageRef, Outgoing};
 use askgate_core::layout::{Ending, Summary, summary};
 use askgate_core::render::{Capabilities, Presentation};

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use askgate_adapter::backoff::retry_delay;
+use askgate_core::backoff::retry_delay;
 use askgate_core::channel::{Channel, Destination, MessageRef, Nudge, UserRef};
 use askgate_store::{QuestionRecord, Step, StepKind, StepWrite, Surface, SurfaceState, Timestamp};
 use tracing::{info, warn};

@@ -373,6 +373,18 @@ async fn a_wait_ends_at_the_next_sweep_when_the_change_was_never_notified() {
     let (schema, clock, a, b) = two_replicas().await;
     let asked = a.engine.ask(question("alice", single())).await.unwrap();
     let waiting = wait_in_background(&a.engine, &asked.id);
+    // The wait's first read must come before the write below, or it reads
+    // the question ended and nothing is left to show: the wait registers,
+    // then reads (one PostgreSQL round trip, about a millisecond), so give
+    // it a wide margin once it is registered.
+    tokio::time::timeout(PATIENCE, async {
+        while a.engine.waiting() == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the wait registers");
+    tokio::time::sleep(Duration::from_millis(200)).await;
     let resolution = askgate_store::Resolution {
         status: QuestionStatus::Cancelled,
         at: START + 1_000,

@@ -32,7 +32,8 @@ struct World {
     tg: FakeChannel,
     sl: FakeChannel,
     _dir: TempDir,
-    _stop: oneshot::Sender<()>,
+    stop: oneshot::Sender<()>,
+    timers: tokio::task::JoinHandle<()>,
 }
 
 fn surface(channel: &str, kind: &str, conversation: &str, answerers: &[&str]) -> RecipientSurface {
@@ -101,18 +102,35 @@ async fn start(dir: TempDir, store: Arc<dyn Store>, clock: Clock, alice: Waiting
         Arc::new(NoObserver),
     );
     engine.start().await.unwrap();
-    let stop = support::run_timers(&engine);
+    let (stop, timers) = support::spawn_timers(&engine);
     World {
         engine,
         clock,
         tg,
         sl,
         _dir: dir,
-        _stop: stop,
+        stop,
+        timers,
     }
 }
 
 impl World {
+    /// Kills this engine as a crash would: its timers have stopped when
+    /// this returns (a timer left running would take the next step due in
+    /// the engine started after it, and send it on this one's fake chat).
+    /// The data directory outlives it.
+    async fn kill(self) -> TempDir {
+        let Self {
+            stop,
+            timers,
+            _dir: dir,
+            ..
+        } = self;
+        drop(stop);
+        timers.await.expect("the timers stop");
+        dir
+    }
+
     /// Asks `new`, and waits for its copies to be delivered.
     async fn ask(&self, new: NewQuestion) -> QuestionRecord {
         let record = self.engine.ask(new).await.unwrap();
@@ -282,7 +300,7 @@ async fn a_reminder_recorded_before_a_crash_is_not_sent_again_after_it() {
     let asked = first.ask(question("alice", single())).await;
     // The process records the first reminder, then is killed before it
     // sends it: its engine and timers are gone with it.
-    let World { _dir: dir, .. } = first;
+    let dir = first.kill().await;
     let write = StepWrite::Planned {
         index: 0,
         at: START + 30_000,

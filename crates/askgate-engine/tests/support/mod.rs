@@ -105,16 +105,23 @@ pub(crate) async fn start_engine(
 /// Runs `engine`'s timers in the background until the returned sender is
 /// used or dropped.
 pub(crate) fn run_timers(engine: &Engine) -> oneshot::Sender<()> {
+    spawn_timers(engine).0
+}
+
+/// [`run_timers`], with the timers' task, which ends once they have
+/// stopped: a test that kills an engine awaits it, so that nothing of the
+/// killed engine runs on.
+pub(crate) fn spawn_timers(engine: &Engine) -> (oneshot::Sender<()>, tokio::task::JoinHandle<()>) {
     let (stop, stopped) = oneshot::channel::<()>();
     let timers = engine.clone();
-    tokio::spawn(async move {
+    let task = tokio::spawn(async move {
         timers
             .run_timers(async {
                 let _ = stopped.await;
             })
             .await;
     });
-    stop
+    (stop, task)
 }
 
 pub(crate) fn single() -> AskRequest {

@@ -1,10 +1,13 @@
 //! How long to wait before trying again: one policy for every retry askgate
 //! makes against a platform (delivering a prompt, polling, a send that was
-//! rate limited).
+//! rate limited) or its own store (an expiry that could not be written, a
+//! callback's next attempt). Here, beside [`ChannelError`], so that the
+//! engine and the adapters share it without the engine depending on the
+//! adapter crate (and its HTTP server and TOML parser).
 
 use std::time::Duration;
 
-use askgate_core::ChannelError;
+use crate::ChannelError;
 
 /// The first pause; it doubles with each attempt.
 const FIRST: Duration = Duration::from_millis(500);
