@@ -1,12 +1,14 @@
 //! Configuration shared by every adapter: secrets, problems reported with
 //! their key and a fix, `${ENV_VAR}` references, and the [`AdapterKind`]
 //! trait through which each adapter reads its own part of askgate's one
-//! TOML file — so that the binary's configuration names no platform.
+//! TOML file and says how a prompt previews on it — so that the binary's
+//! configuration and `askgate prompt render` name no platform.
 
 use std::fmt;
 use std::sync::Arc;
 
 use askgate_core::channel::Destination;
+use askgate_core::{AskRequest, Capabilities, Locale};
 use serde::de::DeserializeOwned;
 
 use crate::runtime::ChannelRuntime;
@@ -413,10 +415,30 @@ pub struct Address {
 }
 
 /// One kind of channel (`type = "telegram"`): reads its channel's keys and
-/// its recipients' addressing keys. The binary keeps one list of kinds.
+/// its recipients' addressing keys, and says how a prompt previews on it
+/// (`askgate prompt render --channel <kind>`). The binary keeps one list of
+/// kinds.
 pub trait AdapterKind: Send + Sync + 'static {
     /// The `type` value (`"telegram"`).
     fn kind(&self) -> &'static str;
+
+    /// What people call the platform (`Telegram`): the same name its
+    /// channels declare ([`askgate_core::Channel::display_name`]).
+    fn display_name(&self) -> &'static str;
+
+    /// What `askgate prompt render` assumes a channel of this kind can show:
+    /// the most a configured one can (a Discord channel that takes typed
+    /// replies), as its channels declare it.
+    fn preview_capabilities(&self) -> Capabilities;
+
+    /// The kind's own sketch of `request`, where it draws prompts itself
+    /// rather than showing the presentation the engine renders (askgate's
+    /// page); `None` previews the presentation for
+    /// [`AdapterKind::preview_capabilities`].
+    fn sketch(&self, request: &AskRequest, locale: Locale) -> Option<String> {
+        let _ = (request, locale);
+        None
+    }
 
     /// Checks `[channels.<name>]` (without `type`); the settings when it is
     /// valid, problems recorded in `check` otherwise.

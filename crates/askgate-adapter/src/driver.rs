@@ -37,10 +37,13 @@ pub trait Inbound: Send + Sync + 'static {
     /// `None` for an update askgate ignores. Decides nothing.
     fn decode(&self, update: &Self::Update) -> Option<(InboundEvent, Self::Ack)>;
 
-    /// Whether the platform delivers an unacknowledged event again (Telegram
-    /// updates, Slack Events API retries) or never (Discord interactions,
-    /// Slack button clicks).
-    fn redelivers(&self) -> bool;
+    /// Whether the platform delivers `event` again when it was not
+    /// acknowledged (a Telegram update, a Slack Events API message) or
+    /// never (a Discord interaction, a Slack click or modal submission).
+    /// The driver holds back the acknowledgement of an event it could not
+    /// store only where this holds, and tells the person otherwise; the
+    /// conformance suite checks the platform behaves as declared.
+    fn redelivers(&self, event: &InboundEvent) -> bool;
 
     /// How long the platform waits for the first response to an event
     /// (Discord and Slack: 3 s); `None` when it does not mind.
@@ -141,12 +144,13 @@ impl<I: Inbound> Driver<I> {
             self.inbound.react(ack, introduce, &self.sink).await;
             return Ok(Taken::Handled);
         }
+        let redelivers = self.inbound.redelivers(&event);
         match self.handle(event, &ack).await {
             Ok(reaction) => {
                 self.inbound.react(ack, reaction, &self.sink).await;
                 Ok(Taken::Handled)
             }
-            Err(error) if self.inbound.redelivers() => Err(error),
+            Err(error) if redelivers => Err(error),
             Err(error) => {
                 warn!(channel = self.inbound.name(), %error, "an event could not be stored and will not come again; the person is asked to retry");
                 let notice = Reaction::Notice {
@@ -326,7 +330,7 @@ mod tests {
             Some((event, *update))
         }
 
-        fn redelivers(&self) -> bool {
+        fn redelivers(&self, _event: &InboundEvent) -> bool {
             self.redelivers
         }
 

@@ -432,6 +432,12 @@ pub trait Channel: Send + Sync + 'static {
     /// The channel's name in the configuration, for logs (`channel` field).
     fn name(&self) -> &str;
 
+    /// What people call the platform (`Telegram`): the summary of a question
+    /// answered there names it ("Answered by Alice in Telegram"), so that
+    /// askgate itself names no platform. askgate's own page is worded by
+    /// askgate in each reader's language instead ([`crate::Place::Page`]).
+    fn display_name(&self) -> &str;
+
     /// What the platform can show; the engine renders with it.
     fn capabilities(&self) -> &Capabilities;
 

@@ -63,6 +63,19 @@ impl FromStr for Locale {
     }
 }
 
+/// Where a person answered or skipped a question, as its summary names it
+/// ("Answered by Alice in Telegram").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place<'a> {
+    /// askgate's own page, named in askgate's words in the reader's
+    /// language ("the web page", "网页").
+    Page,
+    /// A chat platform, by the name its adapter declares (`Telegram`):
+    /// askgate itself names no platform. A surface whose adapter is not
+    /// known (a channel since removed) is named by its kind as it is.
+    Platform(&'a str),
+}
+
 /// askgate's own wording in one locale.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Chrome(Locale);
@@ -444,9 +457,9 @@ impl Chrome {
 
     /// The summary of one answered question: `Answered by Alice: Staging`,
     /// or with where it was answered, `Answered by Alice in Telegram:
-    /// Staging` (`surface` is a platform kind, [`Chrome::surface_name`]).
-    pub fn answered_by(self, who: &str, surface: Option<&str>, answer: &str) -> String {
-        let heading = self.answered_by_heading(who, surface);
+    /// Staging` ([`Chrome::place_name`]).
+    pub fn answered_by(self, who: &str, place: Option<Place<'_>>, answer: &str) -> String {
+        let heading = self.answered_by_heading(who, place);
         match self.0 {
             Locale::En => format!("{heading}: {answer}"),
             Locale::ZhCn => format!("{heading}：{answer}"),
@@ -454,44 +467,42 @@ impl Chrome {
     }
 
     /// The first summary line of several answered questions.
-    pub fn answered_by_heading(self, who: &str, surface: Option<&str>) -> String {
+    pub fn answered_by_heading(self, who: &str, place: Option<Place<'_>>) -> String {
         let who = person(who);
-        match (self.0, surface) {
+        match (self.0, place) {
             (Locale::En, None) => format!("Answered by {who}"),
-            (Locale::En, Some(kind)) => format!("Answered by {who} in {}", self.surface_name(kind)),
+            (Locale::En, Some(place)) => format!("Answered by {who} in {}", self.place_name(place)),
             (Locale::ZhCn, None) => format!("{who} 已回答"),
-            (Locale::ZhCn, Some(kind)) => format!("{who} 已在{}回答", self.surface_name_zh_spaced(kind)),
+            (Locale::ZhCn, Some(place)) => format!("{who} 已在{}回答", self.place_name_zh_spaced(place)),
         }
     }
 
     /// The summary of a skip, with where it was skipped when given.
-    pub fn skipped_by(self, who: &str, surface: Option<&str>) -> String {
+    pub fn skipped_by(self, who: &str, place: Option<Place<'_>>) -> String {
         let who = person(who);
-        match (self.0, surface) {
+        match (self.0, place) {
             (Locale::En, None) => format!("Skipped by {who}"),
-            (Locale::En, Some(kind)) => format!("Skipped by {who} in {}", self.surface_name(kind)),
+            (Locale::En, Some(place)) => format!("Skipped by {who} in {}", self.place_name(place)),
             (Locale::ZhCn, None) => format!("{who} 已跳过"),
-            (Locale::ZhCn, Some(kind)) => format!("{who} 已在{}跳过", self.surface_name_zh_spaced(kind)),
+            (Locale::ZhCn, Some(place)) => format!("{who} 已在{}跳过", self.place_name_zh_spaced(place)),
         }
     }
 
-    /// What a person calls a surface of kind `kind` (a channel's `type`):
-    /// `Telegram`, `the web page`. An unknown kind is named as it is.
-    pub fn surface_name(self, kind: &str) -> String {
-        match (kind, self.0) {
-            ("telegram", _) => "Telegram".to_owned(),
-            ("discord", _) => "Discord".to_owned(),
-            ("slack", _) => "Slack".to_owned(),
-            ("web", Locale::En) => "the web page".to_owned(),
-            ("web", Locale::ZhCn) => "网页".to_owned(),
-            (other, _) => other.to_owned(),
+    /// What a person calls `place`: a platform by the name its adapter
+    /// declares (`Telegram`), askgate's page in askgate's own words
+    /// (`the web page`).
+    pub fn place_name(self, place: Place<'_>) -> String {
+        match (place, self.0) {
+            (Place::Platform(name), _) => name.to_owned(),
+            (Place::Page, Locale::En) => "the web page".to_owned(),
+            (Place::Page, Locale::ZhCn) => "网页".to_owned(),
         }
     }
 
-    /// [`Chrome::surface_name`] inside Chinese text: a Latin name is set
+    /// [`Chrome::place_name`] inside Chinese text: a Latin name is set
     /// off by spaces (`已在 Telegram 回答`), a Chinese one is not (`已在网页回答`).
-    fn surface_name_zh_spaced(self, kind: &str) -> String {
-        let name = self.surface_name(kind);
+    fn place_name_zh_spaced(self, place: Place<'_>) -> String {
+        let name = self.place_name(place);
         if name.is_ascii() { format!(" {name} ") } else { name }
     }
 

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use unicode_segmentation::UnicodeSegmentation;
 
 use crate::answer::{AnswerItem, Answers};
-use crate::chrome::{Chrome, Locale};
+use crate::chrome::{Chrome, Locale, Place};
 use crate::request::{AskRequest, Question, QuestionOption};
 use crate::text::{Limit, char_len, cut_within, ellipsize};
 use crate::when::Deadline;
@@ -114,9 +114,9 @@ pub enum Ending<'a> {
     Answered {
         /// Who answered, as the platform names them.
         by: &'a str,
-        /// Where, when the summary names it: the kind of surface the answer
-        /// came from (`telegram`, `web`).
-        surface: Option<&'a str>,
+        /// Where, when the summary names it: the surface the answer came
+        /// from (Telegram, askgate's page).
+        surface: Option<Place<'a>>,
         /// What they answered.
         answers: &'a Answers,
     },
@@ -125,7 +125,7 @@ pub enum Ending<'a> {
         /// Who skipped.
         by: &'a str,
         /// Where, when the summary names it.
-        surface: Option<&'a str>,
+        surface: Option<Place<'a>>,
     },
     /// Nobody answered in time.
     Expired,

@@ -42,7 +42,7 @@ pub use channel::{
     Channel, ChannelError, Delivery, DeliveryError, InboundError, InboundEvent, InboundKind, InboundSink, Outgoing,
     Reaction,
 };
-pub use chrome::Locale;
+pub use chrome::{Locale, Place};
 pub use form::{Form, FormField, FormValue};
 pub use layout::Summary;
 pub use render::{Capabilities, Presentation, render, render_by};

@@ -5,8 +5,8 @@ use askgate_core::layout::{Ending, prompt_text, summary};
 use askgate_core::render::{ButtonLimits, FreeTextInput};
 use askgate_core::when::{Deadline, Zone};
 use askgate_core::{
-    AnswerItem, Answers, AskRequest, Capabilities, Locale, Presentation, QuestionId, render, render_by, validate,
-    validate_with_max_timeout,
+    AnswerItem, Answers, AskRequest, Capabilities, Locale, Place, Presentation, QuestionId, render, render_by,
+    validate, validate_with_max_timeout,
 };
 use serde_json::{Value, json};
 
@@ -356,7 +356,8 @@ fn summaries_of_every_ending() {
 }
 
 /// A question shown on several surfaces names where it was answered, in
-/// each language; a Latin name is set off by spaces in Chinese text.
+/// each language: a platform by the name its adapter declares, askgate's
+/// page in askgate's words; a Latin name is set off by spaces in Chinese text.
 #[test]
 fn a_summary_names_the_surface_it_was_answered_on() {
     let single = deploy_only();
@@ -369,7 +370,7 @@ fn a_summary_names_the_surface_it_was_answered_on() {
             ("notify", vec![option(1, "On-call")]),
         ],
     );
-    let answered = |request: &AskRequest, answers: &Answers, surface: &str, locale: Locale| {
+    let answered = |request: &AskRequest, answers: &Answers, surface: Place<'_>, locale: Locale| {
         summary(
             request,
             Ending::Answered {
@@ -381,26 +382,26 @@ fn a_summary_names_the_surface_it_was_answered_on() {
         )
     };
     assert_eq!(
-        answered(&single, &one, "telegram", Locale::En),
+        answered(&single, &one, Place::Platform("Telegram"), Locale::En),
         "Answered by Alice in Telegram: Production"
     );
     assert_eq!(
-        answered(&single, &one, "web", Locale::En),
+        answered(&single, &one, Place::Page, Locale::En),
         "Answered by Alice in the web page: Production"
     );
     assert_eq!(
-        answered(&several, &two, "slack", Locale::En),
+        answered(&several, &two, Place::Platform("Slack"), Locale::En),
         "Answered by Alice in Slack\nDeploy: Production\nNotify: On-call"
     );
     assert_eq!(
-        answered(&single, &one, "telegram", Locale::ZhCn),
+        answered(&single, &one, Place::Platform("Telegram"), Locale::ZhCn),
         "Alice 已在 Telegram 回答：Production"
     );
     assert_eq!(
-        answered(&single, &one, "web", Locale::ZhCn),
+        answered(&single, &one, Place::Page, Locale::ZhCn),
         "Alice 已在网页回答：Production"
     );
-    let skipped = |surface: &str, locale: Locale| {
+    let skipped = |surface: Place<'_>, locale: Locale| {
         summary(
             &single,
             Ending::Skipped {
@@ -410,8 +411,11 @@ fn a_summary_names_the_surface_it_was_answered_on() {
             locale,
         )
     };
-    assert_eq!(skipped("discord", Locale::En), "Skipped by Alice in Discord");
-    assert_eq!(skipped("web", Locale::ZhCn), "Alice 已在网页跳过");
+    assert_eq!(
+        skipped(Place::Platform("Discord"), Locale::En),
+        "Skipped by Alice in Discord"
+    );
+    assert_eq!(skipped(Place::Page, Locale::ZhCn), "Alice 已在网页跳过");
 }
 
 /// A chat surface with buttons and Discord-like forms (5 fields, 45-character labels).

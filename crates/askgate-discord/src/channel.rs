@@ -34,6 +34,10 @@ const SECONDARY: u8 = 2;
 /// The prefix of a recipient that is a user: askgate opens the DM itself.
 pub const USER_PREFIX: &str = "user:";
 
+/// What people call the platform: summaries of questions answered here
+/// name it ("Answered by Alice in Discord").
+pub const DISPLAY_NAME: &str = "Discord";
+
 /// What Discord can show: messages of [`limits::CONTENT`] counted after
 /// escaping ([`limits::measure`]: a text heavy with markdown characters
 /// takes more messages, and is never sent unescaped), buttons, modals.
@@ -296,6 +300,10 @@ fn finished_content(text: &str, summary: &Summary) -> String {
 impl Channel for DiscordChannel {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn display_name(&self) -> &str {
+        DISPLAY_NAME
     }
 
     /// `user:<id>`, the DM askgate opens with that user; a channel id names

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use askgate_adapter::config::{AdapterKind, Address, ChannelSettings, ConfigCheck, Secret, ServerContext};
 use askgate_adapter::runtime::ChannelRuntime;
+use askgate_core::Capabilities;
 use askgate_core::channel::Destination;
 use serde::Deserialize;
 
@@ -79,18 +80,9 @@ impl DiscordSettings {
             message_content,
         }
     }
-}
 
-impl ChannelSettings for DiscordSettings {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn kind(&self) -> &'static str {
-        "discord"
-    }
-
-    fn start(&self) -> Arc<dyn ChannelRuntime> {
+    /// The running channel these settings describe.
+    pub fn runtime(&self) -> DiscordRuntime {
         let rest = Rest::new(self.token.expose(), &self.api_url);
         // Typed messages arrive only over the gateway, and only with the
         // Message Content intent. Unless the admin turned it off, it is taken
@@ -108,13 +100,37 @@ impl ChannelSettings for DiscordSettings {
                 message_content: self.message_content,
             }),
         };
-        Arc::new(DiscordRuntime::new(channel, mode))
+        DiscordRuntime::new(channel, mode)
+    }
+}
+
+impl ChannelSettings for DiscordSettings {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn kind(&self) -> &'static str {
+        "discord"
+    }
+
+    fn start(&self) -> Arc<dyn ChannelRuntime> {
+        Arc::new(self.runtime())
     }
 }
 
 impl AdapterKind for Discord {
     fn kind(&self) -> &'static str {
         "discord"
+    }
+
+    fn display_name(&self) -> &'static str {
+        crate::channel::DISPLAY_NAME
+    }
+
+    /// With typed replies: the gateway with the Message Content intent, the
+    /// default (without them a text prompt carries Answer… and Skip).
+    fn preview_capabilities(&self) -> Capabilities {
+        crate::channel::capabilities(true)
     }
 
     fn channel(

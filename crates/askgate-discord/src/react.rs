@@ -215,7 +215,7 @@ impl Inbound for DiscordChannel {
 
     /// Discord delivers an interaction once and a message once: a failure to
     /// store is told to the person instead (the driver does).
-    fn redelivers(&self) -> bool {
+    fn redelivers(&self, _event: &InboundEvent) -> bool {
         false
     }
 

@@ -112,6 +112,11 @@ impl DiscordRuntime {
         }
     }
 
+    /// The channel.
+    pub fn discord(&self) -> &Arc<DiscordChannel> {
+        &self.channel
+    }
+
     fn path(&self) -> String {
         format!("/discord/{}", self.name())
     }

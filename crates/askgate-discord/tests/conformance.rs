@@ -214,11 +214,11 @@ mod inbound {
     use std::sync::{Arc, Mutex, OnceLock};
     use std::time::{Duration, Instant};
 
-    use askgate_adapter::config::ChannelSettings as _;
+    use askgate_adapter::Inbound;
     use askgate_adapter::runtime::{ChannelRuntime, Shutdown};
     use askgate_core::ButtonAction;
     use askgate_core::QuestionId;
-    use askgate_core::channel::{Channel, InboundSink, UserRef};
+    use askgate_core::channel::{Channel, InboundEvent, InboundSink, UserRef};
     use askgate_core::form::FormValue;
     use askgate_discord::channel::USER_PREFIX;
     use askgate_discord::decode::OTHER_FIELD;
@@ -297,7 +297,7 @@ mod inbound {
 
     struct Discord {
         fake: FakeDiscord,
-        runtime: Arc<dyn ChannelRuntime>,
+        runtime: Arc<DiscordRuntime>,
         mode: Mode,
         /// Dropped with the test: the gateway stops.
         stop: watch::Sender<bool>,
@@ -355,8 +355,10 @@ mod inbound {
         async fn start(mode: Mode) -> Self {
             let fake = start_fake().await;
             fake.allow_privileged_intents(MESSAGE_CONTENT);
-            let runtime: Arc<dyn ChannelRuntime> = match mode {
-                Mode::Gateway => DiscordSettings::gateway(NAME, fake.token(), &fake.api_url(), Some(true)).start(),
+            let runtime = match mode {
+                Mode::Gateway => {
+                    Arc::new(DiscordSettings::gateway(NAME, fake.token(), &fake.api_url(), Some(true)).runtime())
+                }
                 Mode::Interactions => {
                     let rest = Rest::new(fake.token(), &fake.api_url());
                     let channel = Arc::new(DiscordChannel::new(NAME, rest, false));
@@ -498,14 +500,14 @@ mod inbound {
 
         fn features(&self) -> Features {
             Features {
-                typed_replies: self.mode == Mode::Gateway,
-                free_text: true,
-                forms: true,
                 groups: true,
                 strangers: true,
                 sink: true,
-                redelivers: false,
             }
+        }
+
+        fn redelivers(&self, event: &InboundEvent) -> bool {
+            Inbound::redelivers(&**self.runtime.discord(), event)
         }
 
         fn channel(&self) -> Arc<dyn Channel> {

@@ -12,11 +12,11 @@ use askgate_core::channel::{Delivery, DeliveryError, MessageRef, Outgoing};
 use askgate_core::layout::{Ending, Summary, summary};
 use askgate_core::render::{Capabilities, Presentation};
 use askgate_core::when::Deadline;
-use askgate_core::{QuestionId, render_by};
+use askgate_core::{Place, QuestionId, render_by};
 use askgate_store::{QuestionRecord, QuestionStatus, StoreError, Surface, SurfaceState, SurfaceWrite};
 use tracing::{debug, info, warn};
 
-use crate::engine::{Engine, EngineError, MAX_DELIVERY_ATTEMPTS, REDELIVER_AFTER, STORE_RETRY_MAX};
+use crate::engine::{Engine, EngineError, MAX_DELIVERY_ATTEMPTS, REDELIVER_AFTER, STORE_RETRY_MAX, WEB};
 
 /// After the first [`MAX_DELIVERY_ATTEMPTS`], one failed delivery attempt
 /// in this many is logged as a warning (at the backoff's 32 s, one every
@@ -335,7 +335,7 @@ impl Engine {
         let Some(delivery) = surface.delivery.as_ref() else {
             return;
         };
-        let Some(ending) = ending_of(record, Some(channel_name)) else {
+        let Some(ending) = self.ending_of(record, Some(channel_name)) else {
             return;
         };
         // In the words of whose copy it is (an escalation's recipient may
@@ -366,36 +366,56 @@ impl Engine {
     }
 }
 
-/// The summary line(s) of an ended question (spec §7), as its copy on the
-/// surface of channel `on` is edited to show them; `None` while pending or
-/// when nothing was ever shown. It names where the question was answered
-/// when it was shown on several surfaces, or answered on another surface
-/// than this copy's (askgate's page, say): "Answered by Alice in Telegram".
-pub fn summary_of(record: &QuestionRecord, on: Option<&str>) -> Option<String> {
-    ending_of(record, on).map(|ending| summary(&record.request, ending, record.locale))
-}
+impl Engine {
+    /// The summary line(s) of an ended question (spec §7), as its copy on
+    /// the surface of channel `on` is edited to show them; `None` while
+    /// pending or when nothing was ever shown. It names where the question
+    /// was answered when it was shown on several surfaces, or answered on
+    /// another surface than this copy's (askgate's page, say): "Answered by
+    /// Alice in Telegram".
+    pub fn summary_of(&self, record: &QuestionRecord, on: Option<&str>) -> Option<String> {
+        self.ending_of(record, on)
+            .map(|ending| summary(&record.request, ending, record.locale))
+    }
 
-/// How an ended question ended, as its copy on `on` tells it ([`summary_of`]).
-fn ending_of<'r>(record: &'r QuestionRecord, on: Option<&str>) -> Option<Ending<'r>> {
-    static EMPTY: std::sync::LazyLock<Answers> = std::sync::LazyLock::new(Answers::new);
-    let resolution = record.resolution.as_ref()?;
-    let empty: &'static Answers = &EMPTY;
-    let who = resolution.by.as_ref().map_or("", |user| user.display_name.as_str());
-    let elsewhere = record.surfaces.len() > 1 || on != resolution.via.as_deref();
-    let surface = resolution
-        .surface
-        .as_deref()
-        .filter(|kind| elsewhere && !kind.is_empty());
-    let ending = match resolution.status {
-        QuestionStatus::Answered => Ending::Answered {
-            by: who,
-            surface,
-            answers: resolution.answers.as_ref().unwrap_or(empty),
-        },
-        QuestionStatus::Skipped => Ending::Skipped { by: who, surface },
-        QuestionStatus::Expired => Ending::Expired,
-        QuestionStatus::Cancelled => Ending::Cancelled,
-        QuestionStatus::Pending | QuestionStatus::DeliveryFailed => return None,
-    };
-    Some(ending)
+    /// How an ended question ended, as its copy on `on` tells it
+    /// ([`Engine::summary_of`]).
+    fn ending_of<'r>(&'r self, record: &'r QuestionRecord, on: Option<&str>) -> Option<Ending<'r>> {
+        static EMPTY: std::sync::LazyLock<Answers> = std::sync::LazyLock::new(Answers::new);
+        let resolution = record.resolution.as_ref()?;
+        let empty: &'static Answers = &EMPTY;
+        let who = resolution.by.as_ref().map_or("", |user| user.display_name.as_str());
+        let elsewhere = record.surfaces.len() > 1 || on != resolution.via.as_deref();
+        let surface = resolution
+            .surface
+            .as_deref()
+            .filter(|kind| elsewhere && !kind.is_empty())
+            .map(|kind| self.place(kind, resolution.via.as_deref()));
+        let ending = match resolution.status {
+            QuestionStatus::Answered => Ending::Answered {
+                by: who,
+                surface,
+                answers: resolution.answers.as_ref().unwrap_or(empty),
+            },
+            QuestionStatus::Skipped => Ending::Skipped { by: who, surface },
+            QuestionStatus::Expired => Ending::Expired,
+            QuestionStatus::Cancelled => Ending::Cancelled,
+            QuestionStatus::Pending | QuestionStatus::DeliveryFailed => return None,
+        };
+        Some(ending)
+    }
+
+    /// Where an answer of surface kind `kind` came from, through channel
+    /// `via`: askgate's page, or the platform by the name its channel
+    /// declares. A channel no longer configured leaves only the kind, which
+    /// is named as it is.
+    fn place<'r>(&'r self, kind: &'r str, via: Option<&str>) -> Place<'r> {
+        if kind == WEB {
+            return Place::Page;
+        }
+        let declared = via
+            .and_then(|via| self.inner.channels.get(via))
+            .map(|channel| channel.display_name());
+        Place::Platform(declared.unwrap_or(kind))
+    }
 }

@@ -3,7 +3,7 @@
 //! | module | owns |
 //! | --- | --- |
 //! | [`engine`] | accepting, waiting, cancelling, expiring and resolving questions |
-//! | `delivery` | delivering to each surface of the recipient, and editing every copy into its summary ([`summary_of`]) |
+//! | `delivery` | delivering to each surface of the recipient, and editing every copy into its summary ([`Engine::summary_of`]), naming a platform as its channel declares it |
 //! | [`inbound`] | taps and typed replies from chat adapters ([`askgate_core::InboundSink`]) |
 //! | `page` | askgate's page: whose link it is, which questions that person answers there, an answer given there, and the steps saved there as the person goes ([`PageProgress`]) |
 //! | [`recipient`] | who a question goes to, on which surfaces, and who may answer it |
@@ -35,7 +35,7 @@ mod steps;
 
 pub use callbacks::{CALLBACK_WINDOW, CallbackSender};
 pub use clock::Clock;
-pub use delivery::{ENDED_BEFORE_DELIVERY, summary_of};
+pub use delivery::ENDED_BEFORE_DELIVERY;
 pub use engine::{
     Accepted, DirectAnswer, DirectItem, Engine, EngineError, Limits, NewQuestion, NoObserver, Observer,
     REDELIVER_AFTER, SWEEP_EVERY, SessionKind, Submitted, Update, WEB,

@@ -162,13 +162,9 @@ fn picked(value: &FormValue) -> Value {
 impl PersonPlatform for WebPage {
     fn features(&self) -> Features {
         Features {
-            typed_replies: false,
-            free_text: true,
-            forms: true,
             groups: false,
             strangers: true,
             sink: false,
-            redelivers: false,
         }
     }
 

@@ -32,6 +32,10 @@ use crate::markup::escape;
 /// one message a second per channel, with short bursts).
 pub const POST_INTERVAL: Duration = Duration::from_secs(1);
 
+/// What people call the platform: summaries of questions answered here
+/// name it ("Answered by Alice in Slack").
+pub const DISPLAY_NAME: &str = "Slack";
+
 /// What Slack can show: a prompt's part is one section of
 /// [`limits::SECTION_TEXT`], counted in UTF-16 units after escaping
 /// ([`limits::measure`]); buttons and modals with their texts counted the
@@ -196,6 +200,10 @@ fn update(at: &MessageRef, text: &str, blocks: Vec<SlackBlock>) -> SlackApiChatU
 impl Channel for SlackChannel {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn display_name(&self) -> &str {
+        DISPLAY_NAME
     }
 
     /// A user id (`U…`, `W…`): the DM askgate opens with them.

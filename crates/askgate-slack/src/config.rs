@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use askgate_adapter::config::{AdapterKind, Address, ChannelSettings, ConfigCheck, Secret, ServerContext};
 use askgate_adapter::runtime::ChannelRuntime;
+use askgate_core::Capabilities;
 use askgate_core::channel::Destination;
 use serde::Deserialize;
 
@@ -98,6 +99,14 @@ fn slack_id(id: &str, prefixes: &[char]) -> bool {
 impl AdapterKind for Slack {
     fn kind(&self) -> &'static str {
         "slack"
+    }
+
+    fn display_name(&self) -> &'static str {
+        crate::channel::DISPLAY_NAME
+    }
+
+    fn preview_capabilities(&self) -> Capabilities {
+        crate::channel::capabilities()
     }
 
     fn channel(

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askgate_adapter::{Driver, Inbound, Introduction, Taken};
-use askgate_core::channel::{ConversationKind, Destination, InboundError, InboundEvent, InboundSink, Reaction};
+use askgate_core::channel::{
+    ConversationKind, Destination, InboundError, InboundEvent, InboundKind, InboundSink, Reaction,
+};
 use async_trait::async_trait;
 use slack_morphism::prelude::*;
 use tracing::warn;
@@ -76,12 +78,17 @@ impl Inbound for SlackChannel {
         decode(update)
     }
 
-    /// The Events API retries an event until it is answered with 2xx, and
-    /// Socket Mode sends an unacknowledged envelope again. (Clicks and
-    /// submissions come once: [`take`] tells the person when one was not
-    /// stored.)
-    fn redelivers(&self) -> bool {
-        true
+    /// The Events API retries an event (a message) until it is answered
+    /// with 2xx, and Socket Mode sends an unacknowledged envelope again; a
+    /// click or a modal submission comes once, so the driver tells the
+    /// person when one was not stored.
+    fn redelivers(&self, event: &InboundEvent) -> bool {
+        match event.kind {
+            InboundKind::TextReply { .. } | InboundKind::Greeting { .. } | InboundKind::NonText { .. } => true,
+            // Clicks and submissions, and any kind added later: where it
+            // is not known to come again, the person is told.
+            _ => false,
+        }
     }
 
     /// A DM is addressed by its person (`user_id`, askgate opens the DM); a
@@ -153,8 +160,9 @@ pub async fn take_interaction(driver: Driver<SlackChannel>, update: Update) {
 
 /// Drives one update: its sender's name looked up, then the shared driver.
 /// A click or a submission whose effect could not be stored is not sent
-/// again by Slack: the person is told to try again, and it counts as taken.
-/// An event that could not be stored is `Err`: leave it unacknowledged.
+/// again by Slack ([`Inbound::redelivers`]): the person is told to try
+/// again, and it counts as taken. An event that could not be stored is
+/// `Err`: leave it unacknowledged.
 ///
 /// # Errors
 ///
@@ -167,14 +175,5 @@ pub async fn take(driver: &Driver<SlackChannel>, update: Update) -> Result<Taken
         }
         None => update,
     };
-    match driver.take(&update).await {
-        Err(error) if matches!(update, Update::Interaction { .. }) => {
-            warn!(channel = driver.inbound().name(), %error, "a click could not be stored; the person is asked to retry");
-            if let Some((_, ack)) = decode(&update) {
-                driver.inbound().ephemeral(&ack, error.notice()).await;
-            }
-            Ok(Taken::NotSaved)
-        }
-        other => other,
-    }
+    driver.take(&update).await
 }

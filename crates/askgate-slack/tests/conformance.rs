@@ -227,9 +227,10 @@ mod inbound {
     use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
 
+    use askgate_adapter::Inbound;
     use askgate_adapter::runtime::{ChannelRuntime, Shutdown};
     use askgate_core::QuestionId;
-    use askgate_core::channel::{Channel, InboundSink, UserRef};
+    use askgate_core::channel::{Channel, InboundEvent, InboundSink, UserRef};
     use askgate_core::form::FormValue;
     use askgate_engine::{Engine, Recipient};
     use askgate_slack::blocks::{CHECKBOXES_SUFFIX, OTHER_FIELD};
@@ -412,15 +413,14 @@ mod inbound {
     impl PersonPlatform for Slack {
         fn features(&self) -> Features {
             Features {
-                typed_replies: true,
-                free_text: true,
-                forms: true,
                 groups: true,
                 strangers: true,
                 sink: true,
-                // The suite's failures are taps, which Slack never sends again.
-                redelivers: false,
             }
+        }
+
+        fn redelivers(&self, event: &InboundEvent) -> bool {
+            Inbound::redelivers(&**self.runtime.slack(), event)
         }
 
         fn channel(&self) -> Arc<dyn Channel> {

@@ -42,6 +42,10 @@ const SEND_LIMITS: Limits = Limits {
     messages_per_min_channel_or_supergroup: 20,
 };
 
+/// What people call the platform: summaries of questions answered here
+/// name it ("Answered by Alice in Telegram").
+pub const DISPLAY_NAME: &str = "Telegram";
+
 /// What Telegram can show: messages of [`limits::MESSAGE_TEXT`] counted
 /// after parsing ([`limits::measure`]), inline keyboards (one option a row,
 /// then Other… and Skip: far below Telegram's 100 buttons), edits, a
@@ -320,6 +324,10 @@ fn first_text(prompt: &Presentation) -> &str {
 impl Channel for TelegramChannel {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn display_name(&self) -> &str {
+        DISPLAY_NAME
     }
 
     /// A private chat's id is its user's id, and a user's id is positive

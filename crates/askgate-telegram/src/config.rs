@@ -6,6 +6,7 @@ use std::sync::Arc;
 use askgate_adapter::Introduction;
 use askgate_adapter::config::{AdapterKind, Address, ChannelSettings, ConfigCheck, Secret, ServerContext};
 use askgate_adapter::runtime::ChannelRuntime;
+use askgate_core::Capabilities;
 use askgate_core::channel::{ConversationKind, Destination, InboundEvent};
 use serde::Deserialize;
 
@@ -91,6 +92,14 @@ impl ChannelSettings for TelegramSettings {
 impl AdapterKind for Telegram {
     fn kind(&self) -> &'static str {
         "telegram"
+    }
+
+    fn display_name(&self) -> &'static str {
+        crate::channel::DISPLAY_NAME
+    }
+
+    fn preview_capabilities(&self) -> Capabilities {
+        crate::channel::capabilities()
     }
 
     fn channel(

@@ -42,7 +42,7 @@ impl Inbound for TelegramChannel {
 
     /// An update is delivered again until it is confirmed (the polling
     /// offset moved past it, or the webhook answered 2xx).
-    fn redelivers(&self) -> bool {
+    fn redelivers(&self, _event: &InboundEvent) -> bool {
         true
     }
 

@@ -83,8 +83,9 @@ mod inbound {
     use std::sync::{Arc, OnceLock};
     use std::time::Duration;
 
+    use askgate_adapter::Inbound;
     use askgate_core::QuestionId;
-    use askgate_core::channel::{Channel, InboundSink, MessageRef, UserRef};
+    use askgate_core::channel::{Channel, InboundEvent, InboundSink, MessageRef, UserRef};
     use askgate_engine::{Engine, Recipient};
     use askgate_store::QuestionRecord;
     use askgate_telegram::TelegramChannel;
@@ -355,14 +356,14 @@ mod inbound {
 
         fn features(&self) -> Features {
             Features {
-                typed_replies: true,
-                free_text: true,
-                forms: false,
                 groups: true,
                 strangers: true,
                 sink: true,
-                redelivers: true,
             }
+        }
+
+        fn redelivers(&self, event: &InboundEvent) -> bool {
+            Inbound::redelivers(&*self.channel, event)
         }
 
         fn channel(&self) -> Arc<dyn Channel> {

@@ -68,6 +68,9 @@ pub enum Call {
 #[derive(Debug, Clone)]
 pub struct FakeChannel {
     name: String,
+    /// [`Channel::display_name`]: its name unless told otherwise
+    /// ([`FakeChannel::displayed_as`]).
+    display_name: String,
     capabilities: Capabilities,
     /// [`Channel::sends_nothing`], as askgate's own page.
     sends_nothing: bool,
@@ -129,6 +132,7 @@ impl FakeChannel {
     pub fn new(name: &str, capabilities: Capabilities) -> Self {
         Self {
             name: name.to_owned(),
+            display_name: name.to_owned(),
             capabilities,
             sends_nothing: false,
             state: Arc::default(),
@@ -142,6 +146,14 @@ impl FakeChannel {
             sends_nothing: true,
             ..Self::with_buttons(name)
         }
+    }
+
+    /// A fake whose platform people call `display_name` (a Telegram-like
+    /// fake called `Telegram`): what summaries name it.
+    #[must_use]
+    pub fn displayed_as(mut self, display_name: &str) -> Self {
+        display_name.clone_into(&mut self.display_name);
+        self
     }
 
     /// Makes the next deliveries fail with these errors, in order.
@@ -267,6 +279,10 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Channel for FakeChannel {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn display_name(&self) -> &str {
+        &self.display_name
     }
 
     fn capabilities(&self) -> &Capabilities {

@@ -4,7 +4,8 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::builder::{PossibleValue, PossibleValuesParser};
+use clap::{Args, Parser, Subcommand};
 
 /// askgate: structured questions from AI agents to people, in the chat apps
 /// they already use.
@@ -131,8 +132,8 @@ pub(crate) struct RenderArgs {
     #[command(flatten)]
     pub(crate) prompt: PromptFile,
     /// The channel to render for.
-    #[arg(long, value_enum)]
-    pub(crate) channel: RenderChannel,
+    #[arg(long, value_parser = render_channels())]
+    pub(crate) channel: String,
     /// The language of askgate's own wording.
     #[arg(long, default_value = "en", value_parser = ["en", "zh-CN"])]
     pub(crate) locale: String,
@@ -147,17 +148,16 @@ pub(crate) struct ParseArgs {
     pub(crate) replies: Vec<String>,
 }
 
-/// A channel kind to render for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum RenderChannel {
-    /// Plain text, no buttons: prints the text itself.
-    Text,
-    /// Telegram.
-    Telegram,
-    /// Discord.
-    Discord,
-    /// Slack.
-    Slack,
-    /// askgate's own web page.
-    Web,
+/// `--channel text`: askgate's plain text, no buttons, printed as it is.
+pub(crate) const TEXT_CHANNEL: &str = "text";
+
+/// What `--channel` takes: [`TEXT_CHANNEL`], and every kind the registry
+/// knows ([`crate::channels::kinds`]), described by its display name; clap
+/// refuses anything else, listing these.
+fn render_channels() -> PossibleValuesParser {
+    let text = PossibleValue::new(TEXT_CHANNEL).help("Plain text, no buttons: prints the text itself");
+    let kinds = crate::channels::kinds()
+        .into_iter()
+        .map(|kind| PossibleValue::new(kind.kind()).help(kind.display_name()));
+    PossibleValuesParser::new(std::iter::once(text).chain(kinds))
 }

@@ -11,7 +11,8 @@ use askgate_core::{
 };
 use serde_json::{Value, json};
 
-use crate::cli::{ParseArgs, PromptCommand, PromptFile, RenderArgs, RenderChannel};
+use crate::channels::kinds;
+use crate::cli::{ParseArgs, PromptCommand, PromptFile, RenderArgs, TEXT_CHANNEL};
 
 /// The question id that previews put into button tokens.
 const PREVIEW_QUESTION_ID: &str = "preview";
@@ -50,19 +51,24 @@ fn render_prompt(args: &RenderArgs) -> Result<ExitCode> {
     };
     let locale: Locale = args.locale.parse()?;
     let question = QuestionId::parse(PREVIEW_QUESTION_ID)?;
-    if args.channel == RenderChannel::Web {
-        // The page draws its cards itself, in its own words: a sketch of the
-        // card, not the presentation the engine hands the web channel.
-        write!(
-            io::stdout().lock(),
-            "{}",
-            askgate_server::web::preview(&request, locale)
-        )?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let presentation = render(&request, &capabilities(args.channel), &question, locale);
-    match (args.channel, &presentation) {
-        (RenderChannel::Text, Presentation::Text(text)) => {
+    let text = args.channel == TEXT_CHANNEL;
+    let capabilities = if text {
+        text_capabilities()
+    } else {
+        // clap took only the kinds the registry knows.
+        let kind = kinds()
+            .into_iter()
+            .find(|kind| kind.kind() == args.channel)
+            .with_context(|| format!("no channel kind \"{}\"", args.channel))?;
+        if let Some(sketch) = kind.sketch(&request, locale) {
+            write!(io::stdout().lock(), "{sketch}")?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        kind.preview_capabilities()
+    };
+    let presentation = render(&request, &capabilities, &question, locale);
+    match (text, &presentation) {
+        (true, Presentation::Text(text)) => {
             let mut out = io::stdout().lock();
             for (index, part) in text.parts.iter().enumerate() {
                 if index > 0 {
@@ -112,16 +118,11 @@ fn parse_replies(request: &AskRequest, replies: &[String]) -> Value {
     }
 }
 
-/// What each channel kind can show, for previews: the adapter's own
-/// declaration ("platform capability tables never live in core").
-fn capabilities(channel: RenderChannel) -> Capabilities {
-    match channel {
-        RenderChannel::Text => Capabilities::text(4096),
-        RenderChannel::Telegram => askgate_telegram::channel::capabilities(),
-        RenderChannel::Discord => askgate_discord::channel::capabilities(true),
-        RenderChannel::Slack => askgate_slack::channel::capabilities(),
-        RenderChannel::Web => askgate_core::Channel::capabilities(&askgate_server::WebChannel::new("web")).clone(),
-    }
+/// What `--channel text` shows: askgate's plain text, no buttons. Each
+/// kind's own is its adapter's declaration ("platform capability tables
+/// never live in core"): [`askgate_adapter::AdapterKind::preview_capabilities`].
+fn text_capabilities() -> Capabilities {
+    Capabilities::text(4096)
 }
 
 /// Reads and validates the prompt file; the outer error is I/O, the inner
@@ -204,18 +205,14 @@ mod tests {
 
     #[test]
     fn every_channel_kind_has_room_for_a_whole_question() {
-        for channel in [
-            RenderChannel::Text,
-            RenderChannel::Telegram,
-            RenderChannel::Discord,
-            RenderChannel::Slack,
-            RenderChannel::Web,
-        ] {
-            let capabilities = capabilities(channel);
+        let previews = kinds()
+            .into_iter()
+            .map(|kind| (kind.kind(), kind.preview_capabilities()));
+        for (channel, capabilities) in std::iter::once((TEXT_CHANNEL, text_capabilities())).chain(previews) {
             // The largest question with buttons (four 64-character labels with
             // 150-character descriptions, a 300-character question) is about
             // 1,250 characters.
-            assert!(capabilities.max_message_chars >= 1400, "{channel:?}");
+            assert!(capabilities.max_message_chars >= 1400, "{channel}");
             if let Some(buttons) = capabilities.buttons {
                 // Four options, Other… and Skip; a 64-character label; the longest token.
                 assert!(buttons.max_buttons >= 6 && buttons.max_label_chars >= 64 && buttons.max_token_bytes >= 38);

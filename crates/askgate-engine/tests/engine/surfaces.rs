@@ -57,7 +57,10 @@ async fn surfaces_in(dir: TempDir) -> Surfaces {
 /// [`surfaces_in`], its engine telling `observer`.
 async fn surfaces_observed(dir: TempDir, observer: Arc<dyn Observer>) -> Surfaces {
     let store = SqliteStore::open(&dir.path().join("askgate.db")).await.unwrap();
-    let (tg, sl) = (FakeChannel::with_buttons("tg"), FakeChannel::with_buttons("sl"));
+    let (tg, sl) = (
+        FakeChannel::with_buttons("tg").displayed_as("Telegram"),
+        FakeChannel::with_buttons("sl").displayed_as("Slack"),
+    );
     for (chat, suffix) in [(&tg, ""), (&sl, "-sl")] {
         for name in ["alice", "bob"] {
             chat.direct(&format!("dm-{name}{suffix}"), &format!("u-{name}"));
@@ -266,7 +269,7 @@ async fn an_answer_on_the_page_ends_the_chat_copies_naming_the_page() {
     assert_eq!(summaries(&s.tg, 1).await, ["Answered by Alice in the web page: Canary"]);
     assert_eq!(summaries(&s.sl, 1).await, ["Answered by Alice in the web page: Canary"]);
     assert_eq!(
-        askgate_engine::summary_of(&ended, Some("web")).as_deref(),
+        s.engine.summary_of(&ended, Some("web")).as_deref(),
         Some("Answered by Alice in the web page: Canary")
     );
 }

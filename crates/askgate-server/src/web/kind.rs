@@ -1,12 +1,14 @@
 //! `type = "web"`: askgate's own page as a configured channel. It has no
 //! keys of its own and no inbound connection: the page is served by
 //! askgate's server (`web/`), and a recipient's page is named after them.
+//! Its prompt preview is a sketch of the page's card.
 
 use std::sync::Arc;
 
 use askgate_adapter::config::{AdapterKind, Address, ChannelSettings, ConfigCheck, ServerContext};
 use askgate_adapter::runtime::ChannelRuntime;
 use askgate_core::channel::{Channel, Destination};
+use askgate_core::{AskRequest, Capabilities, Locale};
 use async_trait::async_trait;
 use serde::Deserialize;
 
@@ -63,6 +65,20 @@ impl ChannelRuntime for WebRuntime {
 impl AdapterKind for Web {
     fn kind(&self) -> &'static str {
         "web"
+    }
+
+    fn display_name(&self) -> &'static str {
+        super::DISPLAY_NAME
+    }
+
+    fn preview_capabilities(&self) -> Capabilities {
+        WebChannel::new(self.kind()).capabilities().clone()
+    }
+
+    /// The page draws its cards itself, in its own words: a sketch of the
+    /// card, not the presentation the engine hands the web channel.
+    fn sketch(&self, request: &AskRequest, locale: Locale) -> Option<String> {
+        Some(super::preview(request, locale))
     }
 
     fn channel(

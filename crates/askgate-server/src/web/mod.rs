@@ -28,9 +28,10 @@ use std::collections::BTreeMap;
 use std::convert::Infallible;
 
 use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, Outgoing};
-use askgate_core::render::{ButtonLimits, FreeTextInput};
+use askgate_core::render::{ButtonLimits, FormLimits, FreeTextInput};
+use askgate_core::request::MAX_QUESTIONS;
 use askgate_core::{Capabilities, Presentation, QuestionId, Summary};
-use askgate_engine::{DirectAnswer, DirectItem, Submitted, summary_of};
+use askgate_engine::{DirectAnswer, DirectItem, Submitted};
 use askgate_store::{QuestionRecord, StepKind};
 use async_trait::async_trait;
 use axum::Json;
@@ -81,6 +82,11 @@ const SCRIPT: &str = include_str!("../../assets/web.js");
 const WORDS: &str = include_str!("../../assets/web-words.js");
 const STYLE: &str = include_str!("../../assets/web.css");
 
+/// What askgate's page is called where askgate lists its channel kinds in
+/// English (`askgate prompt render --help`). A summary names the page in
+/// its reader's own language instead ([`askgate_core::Place::Page`]).
+pub const DISPLAY_NAME: &str = "askgate's own web page";
+
 /// The channel behind askgate's own page.
 #[derive(Debug, Clone)]
 pub struct WebChannel {
@@ -93,11 +99,18 @@ impl WebChannel {
     pub fn new(name: &str) -> Self {
         Self {
             name: name.to_owned(),
+            // What the page's card offers, declared as every channel does
+            // (the conformance suite runs the scenarios these allow): no
+            // typed messages; every question at once, its options as radios
+            // or checkboxes beside a field for one's own words, its texts
+            // whole (the largest a request holds fits these limits).
             capabilities: Capabilities::text(100_000)
                 .with_buttons(ButtonLimits::new(16, 200, 255))
                 .with_edits()
                 .with_free_text(FreeTextInput::Inline)
-                .with_private_notices(),
+                .with_private_notices()
+                .without_typed_replies()
+                .with_forms(FormLimits::new(MAX_QUESTIONS, 100_000, 100_000, 100_000).with_checkboxes()),
         }
     }
 }
@@ -106,6 +119,10 @@ impl WebChannel {
 impl Channel for WebChannel {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn display_name(&self) -> &str {
+        DISPLAY_NAME
     }
 
     fn capabilities(&self) -> &Capabilities {
@@ -316,7 +333,7 @@ fn entry(state: &AppState, record: &QuestionRecord) -> Value {
         "request": record.request,
         // Answered so far on any surface: the card shows those steps done.
         "progress": record.progress,
-        "summary": summary_of(record, Some(&page)),
+        "summary": engine.summary_of(record, Some(&page)),
     })
 }
 

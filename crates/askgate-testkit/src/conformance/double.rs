@@ -247,6 +247,10 @@ impl Channel for TestDouble {
         NAME
     }
 
+    fn display_name(&self) -> &str {
+        self.shared.channel.display_name()
+    }
+
     fn capabilities(&self) -> &Capabilities {
         self.shared.channel.capabilities()
     }
@@ -313,7 +317,7 @@ impl Inbound for TestDouble {
         Some((event, ack))
     }
 
-    fn redelivers(&self) -> bool {
+    fn redelivers(&self, _event: &InboundEvent) -> bool {
         self.shared.settings.redelivers
     }
 
@@ -373,14 +377,14 @@ impl Inbound for TestDouble {
 impl PersonPlatform for TestDouble {
     fn features(&self) -> Features {
         Features {
-            typed_replies: true,
-            free_text: true,
-            forms: true,
             groups: true,
             strangers: true,
             sink: true,
-            redelivers: self.shared.settings.redelivers,
         }
+    }
+
+    fn redelivers(&self, event: &InboundEvent) -> bool {
+        Inbound::redelivers(self, event)
     }
 
     fn channel(&self) -> Arc<dyn Channel> {

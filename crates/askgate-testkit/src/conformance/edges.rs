@@ -168,10 +168,9 @@ pub async fn run(platform: &dyn PersonPlatform) -> usize {
 /// person's own words at the maximum, edited into its summary.
 async fn edge(person: &Person<'_>, name: &str, request: &str, unit: &str) {
     let platform = person.platform();
-    let features = person.features();
     let mut asked = person.ask_within(PERSON, request, PACED).await;
     let record = asked.record.clone();
-    let capabilities = platform.channel().capabilities().clone();
+    let capabilities = person.capabilities();
     let presentation = render(&record.request, &capabilities, &record.id, record.locale);
     for (index, message) in messages(&record).iter().enumerate() {
         let Some(shown) = platform.shown(message).await else {
@@ -190,11 +189,11 @@ async fn edge(person: &Person<'_>, name: &str, request: &str, unit: &str) {
     let words = own_words(unit);
     let ids: Vec<String> = record.request.questions.iter().map(|q| q.id.clone()).collect();
     let expected: serde_json::Map<String, Value> = ids.iter().map(|id| (id.clone(), json!([words]))).collect();
-    if matches!(presentation, Presentation::Buttons(_)) && features.free_text {
+    if matches!(presentation, Presentation::Buttons(_)) && person.free_text() {
         let seen = person.tap(Who::Recipient, &asked, ButtonAction::Other).await;
         assert_eq!(seen, Seen::FreeTextInput, "{name}: Other… MUST open a free-text input");
         platform.answer_free_text(Who::Recipient, &record, &words).await;
-    } else if features.forms {
+    } else if person.forms() {
         let token = asked.token(ButtonAction::Answer);
         let seen = platform.tap(Who::Recipient, &record, &token).await;
         assert_eq!(
@@ -204,7 +203,7 @@ async fn edge(person: &Person<'_>, name: &str, request: &str, unit: &str) {
         );
         let values = ids.iter().map(|id| FormValue::typed(id, &words)).collect();
         platform.submit_form(Who::Recipient, &record, &token, values).await;
-    } else if features.typed_replies {
+    } else if person.typed_replies() {
         if let [_] = ids.as_slice() {
             platform.type_reply(Who::Recipient, &record, &words).await;
         } else {

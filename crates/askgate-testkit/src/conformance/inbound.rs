@@ -9,9 +9,13 @@
 //! [`Engine`] with the platform's channel and recipients, its timers, and
 //! between the adapter and the engine a [`Sink`] that the scenarios make slow
 //! or failing, as a loaded or broken store would be. [`run`] runs every
-//! scenario that applies to the platform's [`Features`] and returns their
-//! names, so that each test asserts exactly which ran. A scenario panics with
-//! the rule it found broken.
+//! scenario that applies to the platform and returns their names, so that
+//! each test asserts exactly which ran. Which apply follows from the
+//! adapter's own declarations — its channel's [`Capabilities`] (typed
+//! replies, Other…, forms) and its inbound side's
+//! [`askgate_adapter::Inbound::redelivers`] — so that no adapter skips a
+//! scenario its declarations promise; [`Features`] holds only what no
+//! declaration says. A scenario panics with the rule it found broken.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -21,7 +25,8 @@ use askgate_core::channel::{
     Channel, Destination, InboundError, InboundEvent, InboundKind, InboundSink, MessageRef, Reaction, UserRef,
 };
 use askgate_core::form::FormValue;
-use askgate_core::{ButtonAction, ButtonToken, Locale, QuestionId, ToolResult};
+use askgate_core::render::FreeTextInput;
+use askgate_core::{ButtonAction, ButtonToken, Capabilities, Locale, QuestionId, ToolResult};
 use askgate_engine::{Clock, Engine, EngineError, NewQuestion, NoObserver, Recipient, RecipientSurface, SessionKind};
 use askgate_store::{QuestionRecord, QuestionStatus, SqliteStore};
 use async_trait::async_trait;
@@ -76,18 +81,11 @@ const TWO: &str = r#"{"questions":[
     {"id":"notify","header":"Notify","question":"Who should be told?","multiSelect":true,
      "options":[{"label":"Team"},{"label":"On-call"},{"label":"Pager"}]}],"timeoutSeconds":600}"#;
 
-/// What applies to a platform: which scenarios run.
+/// What applies to a platform that no declaration of its adapter says:
+/// how the suite reaches the person. (What the adapter declares — typed
+/// replies, Other…, forms, redelivery — is read from its declarations.)
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-// One switch per way a person can act, and one per inbound guarantee: a set
-// of flags is what this is.
-#[allow(clippy::struct_excessive_bools)]
 pub struct Features {
-    /// Typed messages reach askgate (`TextReply`).
-    pub typed_replies: bool,
-    /// Other… opens a free-text input (a force-reply, a modal, a field on the page).
-    pub free_text: bool,
-    /// Answer… opens a form with one field per question (a modal, a view, the page).
-    pub forms: bool,
     /// Group conversations: the suite configures [`GROUP`], where a stranger
     /// can see the person's question.
     pub groups: bool,
@@ -99,8 +97,6 @@ pub struct Features {
     /// engine's words. False for the web page, whose answers go through
     /// [`Engine::submit`] over HTTP and are worded by the page.
     pub sink: bool,
-    /// An event that was not acknowledged comes again (`Inbound::redelivers`).
-    pub redelivers: bool,
 }
 
 /// Who acts.
@@ -180,10 +176,18 @@ pub trait PersonPlatform: Send + Sync {
     }
 
     /// `who` writes `text` to the bot in a direct conversation of their own,
-    /// one that is no recipient's, and sees the bot's reply to it (where
-    /// [`Features::typed_replies`]).
+    /// one that is no recipient's, and sees the bot's reply to it (where the
+    /// channel declares [`Capabilities::typed_replies`]).
     async fn write_privately(&self, _who: Who, _text: &str) -> Seen {
         unsupported("typed messages")
+    }
+
+    /// Whether the platform delivers `event` again when the adapter did not
+    /// acknowledge it: the adapter's own declaration
+    /// ([`askgate_adapter::Inbound::redelivers`]), which its driver acts on
+    /// and the suite holds the platform to. Asked where [`Features::sink`].
+    fn redelivers(&self, _event: &InboundEvent) -> bool {
+        unsupported("an inbound driver")
     }
 
     /// How often the adapter told the platform that a response will follow
@@ -400,6 +404,8 @@ fn tool_result(record: &QuestionRecord) -> Value {
 pub struct Person<'a> {
     platform: &'a dyn PersonPlatform,
     features: Features,
+    /// The adapter's channel, as the engine delivers through it.
+    channel: Arc<dyn Channel>,
     engine: Engine,
     sink: Arc<Sink>,
     sessions: AtomicUsize,
@@ -457,9 +463,10 @@ impl<'a> Person<'a> {
         let store = SqliteStore::open(&dir.path().join("askgate.db"))
             .await
             .unwrap_or_else(|error| panic!("the suite's store did not open: {error}"));
+        let channel = platform.channel();
         let engine = Engine::new(
             Arc::new(store),
-            vec![platform.channel()],
+            vec![channel.clone()],
             recipients,
             Clock::system(),
             Arc::new(NoObserver),
@@ -483,6 +490,7 @@ impl<'a> Person<'a> {
         Self {
             platform,
             features,
+            channel,
             engine,
             sink,
             sessions: AtomicUsize::new(0),
@@ -496,9 +504,32 @@ impl<'a> Person<'a> {
         self.platform
     }
 
-    /// What applies to the platform.
+    /// What applies to the platform that its adapter does not declare.
     pub fn features(&self) -> Features {
         self.features
+    }
+
+    /// What the adapter's channel declares it can show and take now (read
+    /// when asked: a Discord channel's check settles its typed replies).
+    pub fn capabilities(&self) -> Capabilities {
+        self.channel.capabilities().clone()
+    }
+
+    /// Typed messages reach askgate (`TextReply`), as the channel declares.
+    pub fn typed_replies(&self) -> bool {
+        self.capabilities().typed_replies
+    }
+
+    /// Other… opens a free-text input (a force-reply, a modal, a field on
+    /// the page), as the channel declares.
+    pub fn free_text(&self) -> bool {
+        self.capabilities().free_text_input != FreeTextInput::None
+    }
+
+    /// Answer… opens a form with one field per question (a modal, a view,
+    /// the page), as the channel declares.
+    pub fn forms(&self) -> bool {
+        self.capabilities().forms.is_some()
     }
 
     /// The engine.
@@ -626,9 +657,9 @@ pub async fn run(platform: &dyn PersonPlatform) -> Vec<&'static str> {
         };
     }
     scenario!(true, a_tap_on_an_option_answers_the_waiting_agent);
-    scenario!(features.typed_replies, typed_replies_answer_over_several_messages);
-    scenario!(features.forms, answer_opens_a_form_whose_submission_answers);
-    scenario!(features.free_text, other_opens_a_free_text_input_whose_words_answer);
+    scenario!(person.typed_replies(), typed_replies_answer_over_several_messages);
+    scenario!(person.forms(), answer_opens_a_form_whose_submission_answers);
+    scenario!(person.free_text(), other_opens_a_free_text_input_whose_words_answer);
     scenario!(features.strangers, a_stranger_is_refused_and_changes_nothing);
     // Without groups, the scenario above asks the person already.
     scenario!(
@@ -640,11 +671,11 @@ pub async fn run(platform: &dyn PersonPlatform) -> Vec<&'static str> {
     scenario!(features.sink, a_slow_store_still_applies_the_tap_once);
     scenario!(features.sink, a_failing_store_loses_no_answer);
     scenario!(
-        features.typed_replies && features.sink,
+        person.typed_replies() && features.sink,
         a_stranger_who_writes_is_told_the_recipient_block
     );
     scenario!(
-        features.typed_replies,
+        person.typed_replies(),
         link_in_the_direct_conversation_answers_with_the_persons_own_link
     );
     ran
@@ -789,7 +820,7 @@ pub async fn a_stranger_is_refused_and_changes_nothing(person: &Person<'_>) {
         let expected = Locale::En.chrome().not_for_you(&person.display_name(to));
         assert_eq!(*text, expected, "the refusal MUST be the engine's");
     }
-    if person.features().typed_replies && person.features().groups {
+    if person.typed_replies() && person.features().groups {
         // A typed reply to the question's message is refused the same way.
         let seen = person.platform().type_reply(Who::Stranger, &asked.record, "2").await;
         let refused = match &seen {
@@ -912,7 +943,7 @@ pub async fn a_failing_store_loses_no_answer(person: &Person<'_>) {
     let Some(failed) = taps.first().filter(|handled| handled.outcome.is_err()) else {
         panic!("the suite's failing store was not in the tap's way: {taps:?}");
     };
-    if person.features().redelivers {
+    if person.platform().redelivers(&failed.event) {
         let ended = person.ended_within(&asked.record.id, Duration::from_secs(1)).await;
         assert!(
             ended.is_some(),
