@@ -4,6 +4,9 @@
 //! PostgreSQL) store with recording fake channels, in controlled time.
 //! `cargo test -p askgate-engine --test engine <module>::` runs one suite.
 
+// The harness (support/) unwraps outside #[test] functions, as each suite does.
+#![allow(clippy::unwrap_used)]
+
 mod callbacks;
 mod contract;
 mod engine;

@@ -4,6 +4,9 @@
 //! suite's tests on both). `cargo test -p askgate-store --test store
 //! <module>::` runs one suite.
 
+// The harness (support/) unwraps outside #[test] functions, as each suite does.
+#![allow(clippy::unwrap_used)]
+
 mod callbacks;
 mod faults;
 mod group_commit;
