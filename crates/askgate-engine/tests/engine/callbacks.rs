@@ -158,18 +158,19 @@ async fn a_receiver_that_keeps_failing_is_given_up_on_when_the_window_closes() {
     // and the attempt it made sent and recorded before the next leap: on a
     // busy machine it can start after the sweep's few yields, and a leap
     // while it is under way outruns its lease, so that the next sweep sends
-    // it a second time.
+    // it a second time. A leap may also make none (a round still running
+    // when the clock moved is next due a second after it, past the clock:
+    // the next leap makes it), so the wait for it is short and not a check.
     for _ in 0..(window / 600 + 3) {
         let sent = sender.calls().len();
         h.clock.advance(Duration::from_secs(599));
         advance_until(&h, 1, || false).await;
-        tokio::time::timeout(PATIENCE, async {
+        let _ = tokio::time::timeout(Duration::from_secs(1), async {
             while sender.calls().len() == sent {
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
         })
-        .await
-        .expect("each leap past the longest pause makes an attempt");
+        .await;
         let attempts = recorded(&h, &sender, &record).await;
         if attempts.last().is_some_and(|a| a.status == CallbackStatus::GaveUp) {
             given_up = true;
