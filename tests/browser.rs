@@ -18,7 +18,7 @@ mod support;
 use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
-use support::browser::{KillOnDrop, collect, ensure_chromium, ensure_node, ensure_playwright};
+use support::browser::{KillOnDrop, collect, ensure_all};
 use support::{AGENT_TOKEN, ME_KEY, Server, repo_root};
 
 /// The recipient of the harness configuration whose page key is `ME_KEY`.
@@ -32,9 +32,7 @@ const SUITES: [&str; 2] = ["web.test.mjs", "web.a11y.test.mjs"];
 fn the_web_page_works_in_a_real_browser() {
     let root = repo_root();
     let browser_dir = root.join("tests").join("browser");
-    ensure_chromium();
-    ensure_node();
-    ensure_playwright(&browser_dir);
+    ensure_all();
 
     let mut server = Server::start();
     let base = server.base().to_owned();

@@ -50,7 +50,7 @@ fn is_root() -> bool {
         .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).trim() == "0")
 }
 
-pub(crate) fn ensure_chromium() {
+fn ensure_chromium() {
     if Path::new(CHROMIUM).exists() {
         return;
     }
@@ -78,7 +78,7 @@ pub(crate) fn ensure_chromium() {
 }
 
 /// playwright-core and axe-core (the accessibility audit), from npm.
-pub(crate) fn ensure_playwright(browser_dir: &Path) {
+fn ensure_playwright(browser_dir: &Path) {
     // Every package the suites import: a checkout installed before one was
     // added gets it now.
     let modules = browser_dir.join("node_modules");
@@ -142,7 +142,18 @@ pub(crate) fn collect(mut pipe: impl std::io::Read + Send + 'static) -> Arc<Mute
 }
 
 /// Installs what a browser test needs, or fails saying how to.
+///
+/// One installer at a time, across the tests of a binary and across test
+/// binaries: two `apt-get` (or `npm ci`) at once, as two tests starting
+/// together on a fresh machine ran them, fail on each other's lock. The
+/// lock is a file lock (`flock`), let go when the file closes, a panic
+/// included.
 pub(crate) fn ensure_all() {
+    let path = std::env::temp_dir().join("askgate-browser-setup.lock");
+    let lock = std::fs::File::create(&path)
+        .unwrap_or_else(|error| panic!("browser test setup: could not open {}: {error}", path.display()));
+    lock.lock()
+        .unwrap_or_else(|error| panic!("browser test setup: could not lock {}: {error}", path.display()));
     let browser_dir = repo_root().join("tests").join("browser");
     ensure_chromium();
     ensure_node();

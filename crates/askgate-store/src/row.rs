@@ -75,6 +75,11 @@ pub(crate) struct QuestionRow {
 }
 
 impl QuestionRow {
+    /// The id column as stored, before it is read as a [`QuestionId`].
+    pub(crate) fn raw_id(&self) -> &str {
+        &self.id
+    }
+
     /// The record, or [`StoreError::Corrupt`] naming the question and the
     /// column that could not be read.
     pub(crate) fn decode(self) -> Result<QuestionRecord, StoreError> {

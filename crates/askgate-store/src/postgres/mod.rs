@@ -2,6 +2,8 @@
 //!
 //! - `mod.rs` (here): the store, its connection and migrations, its reads
 //!   and its one-statement writes;
+//! - [`batch`]: group commit, the inserts, resolutions and reads by id that
+//!   arrive together run as one statement each;
 //! - [`insert`]: the insert with its rules (idempotency key, caps, the
 //!   session rule), the one write that needs a transaction and retries;
 //! - [`check`]: what `check-config` and start-up say of a URL and of a
@@ -23,6 +25,7 @@
 //! once, after the upgrade policy of `crate::schema` let this askgate run
 //! against it.
 
+mod batch;
 mod callbacks;
 mod check;
 mod feed;
@@ -81,6 +84,7 @@ struct Pg {
     pool: PgPool,
     feed: Arc<feed::Feed>,
     notifier: Arc<notify::Notifier>,
+    batches: Arc<batch::Batches>,
 }
 
 impl PgStore {
@@ -118,8 +122,14 @@ impl PgStore {
         let schema: String = sqlx::query_scalar("SELECT current_schema()").fetch_one(&pool).await?;
         let feed = Arc::new(feed::Feed::start(&pool, &schema, me.clone()).await?);
         let notifier = Arc::new(notify::Notifier::start(&pool, &schema, me));
+        let batches = Arc::new(batch::Batches::start(&pool));
         Ok(Self {
-            inner: Pg { pool, feed, notifier },
+            inner: Pg {
+                pool,
+                feed,
+                notifier,
+                batches,
+            },
             readiness: Arc::default(),
         })
     }
@@ -241,19 +251,20 @@ impl Store for Pg {
     /// record is stored too, and neither the session rule nor the caps apply
     /// to it.
     async fn insert_with(&self, question: &QuestionRecord, rules: &InsertRules) -> Result<Inserted, StoreError> {
-        let inserted = insert::insert(&self.pool, question, rules).await?;
+        let inserted = if batch::batched(question, rules) {
+            self.batches.insert(question, rules).await?
+        } else {
+            insert::insert(&self.pool, question, rules).await?
+        };
         if inserted == Inserted::New {
             self.changed(question);
         }
         Ok(inserted)
     }
 
+    /// In a batch with the reads that arrive with it ([`batch`]).
     async fn get(&self, id: &QuestionId) -> Result<Option<QuestionRecord>, StoreError> {
-        let row = sqlx::query_as::<_, QuestionRow>(select_questions!("WHERE id = $1"))
-            .bind(id.as_str())
-            .fetch_optional(&self.pool)
-            .await?;
-        row.map(QuestionRow::decode).transpose()
+        self.batches.get(id).await
     }
 
     async fn attach_message(&self, id: &QuestionId, channel: &str, message: &MessageRef) -> Result<(), StoreError> {
@@ -326,11 +337,10 @@ impl Store for Pg {
             tracing::error!(question = %id, "refused a resolution whose status is pending");
             return Ok(None);
         }
-        // In a transaction: a row that cannot be read back must not
+        // In a batch with the resolutions that arrive with it ([`batch`]),
+        // in a transaction: a row that cannot be read back must not
         // half-resolve the question (the decoding error rolls it back).
-        let mut tx = self.pool.begin().await?;
-        let resolved = resolve_in(&mut tx, id, resolution).await?;
-        tx.commit().await?;
+        let resolved = self.batches.resolve(id, resolution).await?;
         if let Some(record) = &resolved {
             self.changed(record);
         }
@@ -735,6 +745,15 @@ impl Store for Pg {
         }
         Ok(())
     }
+}
+
+/// The question, read alone.
+async fn get_alone(pool: &PgPool, id: &QuestionId) -> Result<Option<QuestionRecord>, StoreError> {
+    let row = sqlx::query_as::<_, QuestionRow>(select_questions!("WHERE id = $1"))
+        .bind(id.as_str())
+        .fetch_optional(pool)
+        .await?;
+    row.map(QuestionRow::decode).transpose()
 }
 
 /// The compare-and-set from `pending`: only the first resolution finds the

@@ -18,4 +18,5 @@ mod rules;
 mod suite;
 mod support;
 mod surfaces;
+mod together;
 mod upgrade;

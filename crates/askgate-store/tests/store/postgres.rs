@@ -6,10 +6,15 @@ use crate::support;
 use std::time::Duration;
 
 use askgate_core::QuestionId;
-use askgate_store::{Change, Changed, PgStore, QuestionStatus, Resolution, SqliteStore, Store, StoreError};
+use askgate_store::{
+    Change, Changed, InsertRules, Inserted, PgStore, QuestionStatus, Resolution, SqliteStore, Store, StoreError,
+};
 use askgate_testkit::postgres::{Schema, server_url};
 use support::question;
 use tokio::sync::broadcast;
+
+/// How long writes are given to reach the store's queues.
+const QUEUE_TIME: Duration = Duration::from_millis(300);
 
 /// Four replicas starting at once on an empty schema: every one opens, and
 /// the schema was migrated once (sqlx's advisory lock).
@@ -138,4 +143,98 @@ async fn the_feed_tells_another_stores_changes_but_not_its_own_nor_another_schem
     let dir = tempfile::tempdir().unwrap();
     let sqlite = SqliteStore::open(&dir.path().join("askgate.db")).await.unwrap();
     assert!(sqlite.changes().is_none());
+}
+
+/// Writes arriving together share statements and commits
+/// (`src/postgres/batch.rs`): 64 inserts, then 64 resolutions, each queued
+/// behind a lock held outside the store, take a few transactions, not 64
+/// (the rows a transaction wrote share its id, `xmin`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_arriving_together_share_transactions() {
+    const WRITES: usize = 64;
+    let schema = Schema::create().await;
+    let store = std::sync::Arc::new(PgStore::connect_with(schema.options(), 4).await.unwrap());
+    let qid = |n: usize| format!("01HZX2000000000000000{n:05}");
+    let transactions = |status: &'static str| {
+        let schema = &schema;
+        async move {
+            let count: i64 = sqlx::query_scalar("SELECT count(DISTINCT xmin::text) FROM questions WHERE status = $1")
+                .bind(status)
+                .fetch_one(&mut schema.connect().await)
+                .await
+                .unwrap();
+            count
+        }
+    };
+
+    // The recipient's cap lock, held outside: every insert waits for it.
+    let rules = InsertRules {
+        max_pending_per_recipient: Some(1_000),
+        ..InsertRules::default()
+    };
+    let mut outside = schema.connect().await;
+    sqlx::query("SELECT pg_advisory_lock(2, hashtext('alice'))")
+        .execute(&mut outside)
+        .await
+        .unwrap();
+    let mut inserts = tokio::task::JoinSet::new();
+    for n in 0..WRITES {
+        let (store, rules) = (store.clone(), rules.clone());
+        let record = question(&qid(n), 1_000 + i64::try_from(n).unwrap());
+        inserts.spawn(async move { store.insert_with(&record, &rules).await });
+    }
+    tokio::time::sleep(QUEUE_TIME).await;
+    assert_eq!(
+        transactions("pending").await,
+        0,
+        "nothing is inserted while the lock is held"
+    );
+    sqlx::query("SELECT pg_advisory_unlock_all()")
+        .execute(&mut outside)
+        .await
+        .unwrap();
+    for inserted in inserts.join_all().await {
+        assert_eq!(inserted.unwrap(), Inserted::New);
+    }
+    let inserting = transactions("pending").await;
+    assert!(
+        (2..=4).contains(&inserting),
+        "{WRITES} inserts took {inserting} transactions"
+    );
+
+    // Two of the rows, held outside: the resolutions queue behind them.
+    sqlx::query("BEGIN").execute(&mut outside).await.unwrap();
+    sqlx::query("SELECT id FROM questions WHERE id = $1 OR id = $2 FOR UPDATE")
+        .bind(qid(0))
+        .bind(qid(1))
+        .execute(&mut outside)
+        .await
+        .unwrap();
+    let mut resolutions = tokio::task::JoinSet::new();
+    for n in 0..WRITES {
+        let store = store.clone();
+        let question = QuestionId::parse(&qid(n)).unwrap();
+        resolutions.spawn(async move {
+            let resolution = Resolution {
+                status: QuestionStatus::Cancelled,
+                at: 9_000,
+                by: None,
+                answers: None,
+                reason: None,
+                via: None,
+                surface: None,
+            };
+            store.resolve(&question, &resolution).await
+        });
+    }
+    tokio::time::sleep(QUEUE_TIME).await;
+    sqlx::query("COMMIT").execute(&mut outside).await.unwrap();
+    for resolved in resolutions.join_all().await {
+        assert!(resolved.unwrap().is_some(), "every question is resolved once");
+    }
+    let resolving = transactions("cancelled").await;
+    assert!(
+        (2..=4).contains(&resolving),
+        "{WRITES} resolutions took {resolving} transactions"
+    );
 }
