@@ -130,6 +130,7 @@ fn closed() -> StoreError {
 }
 
 /// One resolution waiting for its batch.
+#[derive(Debug)]
 struct Resolve {
     id: QuestionId,
     resolution: Resolution,
@@ -137,6 +138,7 @@ struct Resolve {
 }
 
 /// One insert waiting for its batch.
+#[derive(Debug)]
 struct Insert {
     question: QuestionRecord,
     max_pending_per_agent: Option<u32>,
@@ -145,44 +147,18 @@ struct Insert {
 }
 
 /// One read waiting for its batch.
+#[derive(Debug)]
 struct Read {
     id: QuestionId,
     reply: Reply<Option<QuestionRecord>>,
 }
 
-/// The two queues of a store.
+/// The three queues of a store.
 #[derive(Debug)]
 pub(super) struct Batches {
     inserts: Queue<Insert>,
     resolves: Queue<Resolve>,
     reads: Queue<Read>,
-}
-
-impl std::fmt::Debug for Resolve {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter
-            .debug_struct("Resolve")
-            .field("id", &self.id)
-            .finish_non_exhaustive()
-    }
-}
-
-impl std::fmt::Debug for Insert {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter
-            .debug_struct("Insert")
-            .field("id", &self.question.id)
-            .finish_non_exhaustive()
-    }
-}
-
-impl std::fmt::Debug for Read {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter
-            .debug_struct("Read")
-            .field("id", &self.id)
-            .finish_non_exhaustive()
-    }
 }
 
 impl Batches {
