@@ -67,10 +67,9 @@ $$;
 -- transition table, `changed`) and adds each agent's and each recipient's
 -- count once, agents first, each in name order (two statements never wait
 -- for each other in a circle). A status change stays counted row by row
--- (`questions_pending_counts`, whose INSERT and DELETE branches no trigger
--- calls any more): PostgreSQL gives no transition table to a trigger on
--- `UPDATE OF status`, and one on every update would cost each surface and
--- progress write.
+-- (`questions_pending_counts`, now for updates only): PostgreSQL gives no
+-- transition table to a trigger on `UPDATE OF status`, and one on every
+-- update would cost each surface and progress write.
 CREATE FUNCTION questions_pending_counts_changed() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -82,6 +81,29 @@ BEGIN
               SELECT 'recipient', recipient FROM changed WHERE status = 'pending') AS counted
         GROUP BY 1, 2 ORDER BY 1, 2
         ON CONFLICT (scope, who, stripe) DO UPDATE SET pending = pending_counts.pending + EXCLUDED.pending;
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION questions_pending_counts() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    delta BIGINT := 0;
+BEGIN
+    IF OLD.status = 'pending' AND NEW.status <> 'pending' THEN
+        delta := -1;
+    ELSIF OLD.status <> 'pending' AND NEW.status = 'pending' THEN
+        delta := 1;
+    END IF;
+    IF delta <> 0 THEN
+        -- The agent's stripe before the recipient's, always.
+        INSERT INTO pending_counts (scope, who, stripe, pending)
+            VALUES ('agent', NEW.agent, pg_backend_pid() % 32, delta)
+            ON CONFLICT (scope, who, stripe) DO UPDATE SET pending = pending_counts.pending + EXCLUDED.pending;
+        INSERT INTO pending_counts (scope, who, stripe, pending)
+            VALUES ('recipient', NEW.recipient, pg_backend_pid() % 32, delta)
+            ON CONFLICT (scope, who, stripe) DO UPDATE SET pending = pending_counts.pending + EXCLUDED.pending;
+    END IF;
     RETURN NULL;
 END
 $$;

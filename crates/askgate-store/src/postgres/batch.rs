@@ -46,6 +46,7 @@ use sqlx::postgres::PgPool;
 use tokio::sync::{Mutex, mpsc, oneshot};
 use tokio::task::JoinHandle;
 
+use super::insert::Columns;
 use super::select_questions;
 use crate::row::{QuestionRow, encode, question_columns};
 use crate::{InsertRules, Inserted, QuestionRecord, QuestionStatus, Resolution, StoreError};
@@ -141,8 +142,8 @@ struct Resolve {
 #[derive(Debug)]
 struct Insert {
     question: QuestionRecord,
-    max_pending_per_agent: Option<u32>,
-    max_pending_per_recipient: Option<u32>,
+    /// The caps only ([`batched`]).
+    rules: InsertRules,
     reply: Reply<Inserted>,
 }
 
@@ -180,8 +181,7 @@ impl Batches {
         self.inserts
             .submit(|reply| Insert {
                 question: question.clone(),
-                max_pending_per_agent: rules.max_pending_per_agent,
-                max_pending_per_recipient: rules.max_pending_per_recipient,
+                rules: rules.clone(),
                 reply,
             })
             .await
@@ -226,14 +226,9 @@ async fn insert_all(pool: PgPool, jobs: Vec<Insert>) {
         return;
     }
     for job in jobs {
-        let rules = InsertRules {
-            max_pending_per_agent: job.max_pending_per_agent,
-            max_pending_per_recipient: job.max_pending_per_recipient,
-            ..InsertRules::default()
-        };
         let _ = job
             .reply
-            .send(super::insert::insert(&pool, &job.question, &rules).await);
+            .send(super::insert::insert(&pool, &job.question, &job.rules).await);
     }
 }
 
@@ -256,28 +251,23 @@ async fn insert_batch(pool: &PgPool, jobs: &[Insert]) -> Result<bool, StoreError
     let mut finished = Vec::with_capacity(count);
     let mut steps = Vec::with_capacity(count);
     let mut next_steps = Vec::with_capacity(count);
-    for Insert {
-        question,
-        max_pending_per_agent,
-        max_pending_per_recipient,
-        ..
-    } in jobs
-    {
+    for Insert { question, rules, .. } in jobs {
+        let columns = Columns::of(question)?;
         agents.push(question.agent.as_str());
         recipients.push(question.recipient.as_str());
-        agent_limits.push(max_pending_per_agent.map(i64::from));
-        recipient_limits.push(max_pending_per_recipient.map(i64::from));
+        agent_limits.push(rules.max_pending_per_agent.map(i64::from));
+        recipient_limits.push(rules.max_pending_per_recipient.map(i64::from));
         ids.push(question.id.as_str());
         sessions.push(question.session_id.as_deref());
         runs.push(question.run_id.as_deref());
-        surfaces.push(encode(&question.surfaces)?);
+        surfaces.push(columns.surfaces);
         locales.push(question.locale.as_str());
-        requests.push(encode(&question.request)?);
+        requests.push(columns.request);
         created.push(question.created_at);
         expires.push(question.expires_at);
-        progress.push(encode(&question.progress)?);
+        progress.push(columns.progress);
         finished.push(crate::surfaces::all_finished(&question.surfaces));
-        steps.push(encode(&question.steps)?);
+        steps.push(columns.steps);
         next_steps.push(question.next_step_at());
     }
     let (fits, inserted): (bool, i64) = sqlx::query_as(
@@ -372,10 +362,7 @@ async fn resolve_batch(pool: &PgPool, jobs: &[Resolve]) -> Result<HashMap<String
         statuses.push(job.resolution.status.as_str());
         resolutions.push(encode(&job.resolution)?);
         times.push(job.resolution.at);
-        by_person.push(matches!(
-            job.resolution.status,
-            QuestionStatus::Answered | QuestionStatus::Skipped
-        ));
+        by_person.push(super::by_person(&job.resolution));
     }
     let mut tx = pool.begin().await?;
     // The rows locked in id order first (a materialized CTE runs before the

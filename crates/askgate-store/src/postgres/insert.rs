@@ -73,13 +73,7 @@ pub(super) async fn insert(
     question: &QuestionRecord,
     rules: &InsertRules,
 ) -> Result<Inserted, StoreError> {
-    let columns = Columns {
-        request: encode(&question.request)?,
-        surfaces: encode(&question.surfaces)?,
-        progress: encode(&question.progress)?,
-        resolution: question.resolution.as_ref().map(encode).transpose()?,
-        steps: encode(&question.steps)?,
-    };
+    let columns = Columns::of(question)?;
     let mut last = String::new();
     let mut exact = false;
     let mut attempts = 0;
@@ -103,13 +97,26 @@ pub(super) async fn insert(
     )))
 }
 
-/// The question's JSON columns, encoded once for every attempt.
-struct Columns {
-    request: String,
-    surfaces: String,
-    progress: String,
-    resolution: Option<String>,
-    steps: String,
+/// The question's JSON columns, encoded once for every attempt (and for a
+/// batch's row, `super::batch`).
+pub(super) struct Columns {
+    pub(super) request: String,
+    pub(super) surfaces: String,
+    pub(super) progress: String,
+    pub(super) resolution: Option<String>,
+    pub(super) steps: String,
+}
+
+impl Columns {
+    pub(super) fn of(question: &QuestionRecord) -> Result<Self, StoreError> {
+        Ok(Self {
+            request: encode(&question.request)?,
+            surfaces: encode(&question.surfaces)?,
+            progress: encode(&question.progress)?,
+            resolution: question.resolution.as_ref().map(encode).transpose()?,
+            steps: encode(&question.steps)?,
+        })
+    }
 }
 
 async fn attempt(

@@ -765,6 +765,12 @@ async fn get_alone(pool: &PgPool, id: &QuestionId) -> Result<Option<QuestionReco
     row.map(QuestionRow::decode).transpose()
 }
 
+/// Whether a person ended the question (answered or skipped), who may do so
+/// only while it is not yet due.
+fn by_person(resolution: &Resolution) -> bool {
+    matches!(resolution.status, QuestionStatus::Answered | QuestionStatus::Skipped)
+}
+
 /// The compare-and-set from `pending`: only the first resolution finds the
 /// question pending, and a person's only while it is not yet due. The
 /// record as it is now when this call resolved it.
@@ -773,7 +779,6 @@ async fn resolve_in(
     id: &QuestionId,
     resolution: &Resolution,
 ) -> Result<Option<QuestionRecord>, StoreError> {
-    let by_person = matches!(resolution.status, QuestionStatus::Answered | QuestionStatus::Skipped);
     let row = sqlx::query_as::<_, QuestionRow>(concat!(
         "UPDATE questions SET status = $1, resolution = $2, resolved_at = $3 \
          WHERE id = $4 AND status = 'pending' AND (NOT $5 OR expires_at > $3) RETURNING ",
@@ -783,7 +788,7 @@ async fn resolve_in(
     .bind(encode(resolution)?)
     .bind(resolution.at)
     .bind(id.as_str())
-    .bind(by_person)
+    .bind(by_person(resolution))
     .fetch_optional(conn)
     .await?;
     row.map(QuestionRow::decode).transpose()
