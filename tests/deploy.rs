@@ -42,6 +42,7 @@ fn output_text(output: &Output) -> String {
 /// never passes by being skipped).
 fn systemd_analyze() -> &'static str {
     const TOOL: &str = "systemd-analyze";
+    let _setup = support::setup_lock();
     if Command::new(TOOL).arg("--version").output().is_ok() {
         return TOOL;
     }

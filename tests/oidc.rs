@@ -21,47 +21,24 @@ mod support;
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::Path;
-use std::process::{ChildStdin, Command, Stdio};
+use std::process::{ChildStdin, Command};
 use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::browser::{KillOnDrop, NodeLines, ensure_node, spawn_lines};
-use support::{AGENT_TOKEN, Server, repo_root};
+use support::browser::{KillOnDrop, NodeLines, ensure_node, npm_ci, spawn_lines};
+use support::{AGENT_TOKEN, Server, repo_root, setup_lock};
 
 const CLIENT_ID: &str = "askgate";
 const CLIENT_SECRET: &str = "askgate-test-client-secret";
 /// How long the provider may take to start.
 const PROVIDER_START: Duration = Duration::from_secs(30);
 
-/// `npm ci` in `tests/oidc` unless `oidc-provider` is there already.
+/// Node.js, and `oidc-provider` in `tests/oidc`, one installer at a time.
 fn ensure_oidc_provider(dir: &Path) {
+    let _setup = setup_lock();
     ensure_node();
-    if dir.join("node_modules").join("oidc-provider").exists() {
-        return;
-    }
-    let npm = Command::new("npm").arg("--version").output();
-    assert!(
-        npm.is_ok_and(|output| output.status.success()),
-        "the sign-in test needs npm to install oidc-provider into {}, and npm is missing. Install it with:\n    \
-         sudo apt-get install -y npm\nthen run:\n    cd {} && npm ci",
-        dir.display(),
-        dir.display()
-    );
-    println!("sign-in test setup: npm ci (tests/oidc)");
-    let output = Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund"])
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("npm runs");
-    assert!(
-        output.status.success(),
-        "npm ci (tests/oidc) failed ({}):\n{}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    npm_ci("oidc", dir);
 }
 
 /// The provider, started on 127.0.0.1; killed when dropped.

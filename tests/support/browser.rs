@@ -1,5 +1,5 @@
 //! What the suites that drive a real browser share: installing their
-//! prerequisites (Chromium from Debian, Node.js, playwright-core from npm),
+//! prerequisites (Chromium from Debian, Node.js, packages from npm),
 //! reading a child's output, and [`Page`], one page of askgate's web page in
 //! headless Chromium, driven step by step from a Rust test through
 //! `tests/browser/driver.mjs` (one JSON command per line on its stdin, one
@@ -29,14 +29,14 @@ const STEP_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Runs a setup command, failing the test with its output when it fails.
 fn run_setup(what: &str, command: &mut Command) {
-    println!("browser test setup: {what}");
+    println!("test setup: {what}");
     let output = command
         .stdin(Stdio::null())
         .output()
-        .unwrap_or_else(|error| panic!("browser test setup: could not run {what}: {error}"));
+        .unwrap_or_else(|error| panic!("test setup: could not run {what}: {error}"));
     assert!(
         output.status.success(),
-        "browser test setup: {what} failed ({}).\nstdout:\n{}\nstderr:\n{}",
+        "test setup: {what} failed ({}).\nstdout:\n{}\nstderr:\n{}",
         output.status,
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
@@ -77,31 +77,35 @@ fn ensure_chromium() {
     );
 }
 
-/// playwright-core and axe-core (the accessibility audit), from npm.
-fn ensure_playwright(browser_dir: &Path) {
-    // Every package the suites import: a checkout installed before one was
-    // added gets it now.
-    let modules = browser_dir.join("node_modules");
-    if ["playwright-core", "axe-core"]
-        .iter()
-        .all(|name| modules.join(name).exists())
-    {
+/// `npm ci` in `dir` (`tests/<suite>`), unless the tree there was installed
+/// from the `package-lock.json` there now: a stamp written after `npm ci`
+/// succeeds says so, so that a tree an interrupted install left half built,
+/// or one installed before a package was added, is installed again. Call it
+/// holding [`setup_lock`](super::setup_lock).
+pub(crate) fn npm_ci(suite: &str, dir: &Path) {
+    let lockfile = dir.join("package-lock.json");
+    let pinned = std::fs::read_to_string(&lockfile)
+        .unwrap_or_else(|error| panic!("{suite} test setup: {}: {error}", lockfile.display()));
+    let stamp = dir.join("node_modules").join(".askgate-installed");
+    if std::fs::read_to_string(&stamp).is_ok_and(|installed| installed == pinned) {
         return;
     }
     let npm = Command::new("npm").arg("--version").output();
     assert!(
         npm.is_ok_and(|output| output.status.success()),
-        "the browser test needs npm to install playwright-core into {}, and npm is missing. Install it with:\n    \
+        "the {suite} test needs npm to install its packages into {}, and npm is missing. Install it with:\n    \
          sudo apt-get install -y npm\nthen run:\n    cd {} && npm ci",
-        browser_dir.display(),
-        browser_dir.display()
+        dir.display(),
+        dir.display()
     );
     run_setup(
-        "npm ci (tests/browser)",
+        &format!("npm ci (tests/{suite})"),
         Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund"])
-            .current_dir(browser_dir),
+            .current_dir(dir),
     );
+    std::fs::write(&stamp, pinned)
+        .unwrap_or_else(|error| panic!("{suite} test setup: could not write {}: {error}", stamp.display()));
 }
 
 pub(crate) fn ensure_node() {
@@ -141,23 +145,15 @@ pub(crate) fn collect(mut pipe: impl std::io::Read + Send + 'static) -> Arc<Mute
     text
 }
 
-/// Installs what a browser test needs, or fails saying how to.
-///
-/// One installer at a time, across the tests of a binary and across test
-/// binaries: two `apt-get` (or `npm ci`) at once, as two tests starting
-/// together on a fresh machine ran them, fail on each other's lock. The
-/// lock is a file lock (`flock`), let go when the file closes, a panic
-/// included.
+/// Installs what a browser test needs, or fails saying how to; one
+/// installer at a time ([`setup_lock`](super::setup_lock)).
 pub(crate) fn ensure_all() {
-    let path = std::env::temp_dir().join("askgate-browser-setup.lock");
-    let lock = std::fs::File::create(&path)
-        .unwrap_or_else(|error| panic!("browser test setup: could not open {}: {error}", path.display()));
-    lock.lock()
-        .unwrap_or_else(|error| panic!("browser test setup: could not lock {}: {error}", path.display()));
+    let _setup = super::setup_lock();
     let browser_dir = repo_root().join("tests").join("browser");
     ensure_chromium();
     ensure_node();
-    ensure_playwright(&browser_dir);
+    // playwright-core and axe-core (the accessibility audit).
+    npm_ci("browser", &browser_dir);
 }
 
 /// One page of askgate's web page in headless Chromium.

@@ -56,6 +56,23 @@ pub(crate) fn repo_root() -> PathBuf {
         .expect("the repository root exists")
 }
 
+/// Held while a test installs something its suite needs (a Debian package,
+/// an npm tree), and while it checks whether it must.
+///
+/// One installer at a time, across the tests of a binary and across test
+/// binaries: two `apt-get` at once fail on each other's lock, and a test
+/// that looks at `node_modules` while another's `npm ci` rebuilds it finds
+/// half a tree (CI failed both ways). A file lock (`flock`) in the temporary
+/// directory, let go when the returned file closes, a panic included.
+pub(crate) fn setup_lock() -> std::fs::File {
+    let path = std::env::temp_dir().join("askgate-test-setup.lock");
+    let lock = std::fs::File::create(&path)
+        .unwrap_or_else(|error| panic!("test setup: could not open {}: {error}", path.display()));
+    lock.lock()
+        .unwrap_or_else(|error| panic!("test setup: could not lock {}: {error}", path.display()));
+    lock
+}
+
 /// The spec's deploy question for `me`: one question, two options, ten
 /// minutes to answer.
 pub(crate) fn deploy_question() -> Value {
