@@ -6,9 +6,9 @@
 //!
 //! Each is a queue and a few workers. A worker takes whatever is waiting
 //! (up to a batch's size) and runs it while the next worker gathers what
-//! arrives meanwhile: one caller alone waits for no one (its batch is
-//! itself), and under load a batch holds everything that arrived during the
-//! last one. The replicas benchmark measured why: a resolution's
+//! arrives meanwhile: under load a batch holds everything that arrived
+//! during the last one, and a caller that finds nothing running runs its
+//! job itself, as a batch of one, without a worker's hop. The replicas benchmark measured why: a resolution's
 //! `BEGIN` / `UPDATE … RETURNING` / `COMMIT` and a read's round trip cost
 //! PostgreSQL and askgate more than the work itself, and sixteen rows in
 //! one `UPDATE` commit about five times as many resolutions a second as
@@ -39,7 +39,9 @@
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use askgate_core::QuestionId;
 use sqlx::postgres::PgPool;
@@ -66,15 +68,33 @@ const READ_BATCH: usize = 128;
 /// The most inserts in one statement.
 const INSERT_BATCH: usize = 64;
 
-/// A caller's result, sent back by the worker that ran its job.
+/// A caller's result, sent back by whoever ran its job.
 type Reply<T> = oneshot::Sender<Result<T, StoreError>>;
+
+/// What runs a batch of jobs `J`.
+type Run<J> = Arc<dyn Fn(Vec<J>) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
 
 /// A queue of jobs `J` and the workers that run them in batches; dropping
 /// it stops the workers (a caller waiting then hears the store closed).
-#[derive(Debug)]
 struct Queue<J> {
     sender: mpsc::Sender<J>,
     workers: Vec<JoinHandle<()>>,
+    run: Run<J>,
+    /// Batches being run, a caller's own included: while none is, a caller
+    /// runs its job itself rather than hand it to a worker and wait to be
+    /// woken (two task switches a call, measured in the replicas bench at
+    /// one call in flight).
+    running: Arc<AtomicUsize>,
+}
+
+impl<J> std::fmt::Debug for Queue<J> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Queue")
+            .field("waiting", &(QUEUE - self.sender.capacity()))
+            .field("running", &self.running.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
 }
 
 impl<J> Drop for Queue<J> {
@@ -85,20 +105,47 @@ impl<J> Drop for Queue<J> {
     }
 }
 
+/// One batch counted in [`Queue::running`] until dropped (a cancelled
+/// caller's included).
+struct Running(Arc<AtomicUsize>);
+
+impl Running {
+    fn start(running: &Arc<AtomicUsize>) -> Self {
+        running.fetch_add(1, Ordering::AcqRel);
+        Self(Arc::clone(running))
+    }
+
+    /// Counted only if nothing else is running.
+    fn alone(running: &Arc<AtomicUsize>) -> Option<Self> {
+        running
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+            .ok()
+            .map(|_| Self(Arc::clone(running)))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 impl<J: Send + 'static> Queue<J> {
     /// Workers that each take up to `max` waiting jobs and `run` them.
     fn start<F, Fut>(max: usize, run: F) -> Self
     where
         F: Fn(Vec<J>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ()> + Send,
+        Fut: Future<Output = ()> + Send + 'static,
     {
         let (sender, receiver) = mpsc::channel(QUEUE);
         let receiver = Arc::new(Mutex::new(receiver));
-        let run = Arc::new(run);
+        let run: Run<J> = Arc::new(move |jobs| Box::pin(run(jobs)));
+        let running = Arc::new(AtomicUsize::new(0));
         let workers = (0..WORKERS)
             .map(|_| {
                 let receiver = Arc::clone(&receiver);
                 let run = Arc::clone(&run);
+                let running = Arc::clone(&running);
                 tokio::spawn(async move {
                     let mut jobs = Vec::with_capacity(max);
                     loop {
@@ -108,18 +155,28 @@ impl<J: Send + 'static> Queue<J> {
                         if taken == 0 {
                             return;
                         }
+                        let _running = Running::start(&running);
                         run(std::mem::take(&mut jobs)).await;
                     }
                 })
             })
             .collect();
-        Self { sender, workers }
+        Self {
+            sender,
+            workers,
+            run,
+            running,
+        }
     }
 
-    /// Queues a job and waits for its result.
+    /// Runs a job and waits for its result: at once, as a batch of its
+    /// own, when nothing else is running; otherwise queued for the next
+    /// batch.
     async fn submit<T>(&self, job: impl FnOnce(Reply<T>) -> J) -> Result<T, StoreError> {
         let (reply, result) = oneshot::channel();
-        if self.sender.send(job(reply)).await.is_err() {
+        if let Some(_running) = Running::alone(&self.running) {
+            (self.run)(vec![job(reply)]).await;
+        } else if self.sender.send(job(reply)).await.is_err() {
             return Err(closed());
         }
         result.await.unwrap_or_else(|_| Err(closed()))

@@ -13,7 +13,7 @@
 use std::time::Duration;
 
 use askgate_core::QuestionId;
-use sqlx::postgres::{PgListener, PgPool};
+use sqlx::postgres::PgListener;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 use tracing::warn;
@@ -43,10 +43,9 @@ impl Drop for Feed {
 }
 
 impl Feed {
-    /// Listens on the channel of the pool's schema; `me` is this store's
-    /// application name.
-    pub(super) async fn start(pool: &PgPool, schema: &str, me: String) -> Result<Self, StoreError> {
-        let mut listener = PgListener::connect_with(pool).await?;
+    /// Listens with `listener` (a connection of the store's pool) on the
+    /// channel of the pool's schema; `me` is this store's application name.
+    pub(super) async fn start(mut listener: PgListener, schema: &str, me: String) -> Result<Self, StoreError> {
         listener.listen(&format!("askgate:{schema}")).await?;
         let (sender, _) = broadcast::channel(BUFFER);
         let task = tokio::spawn(run(listener, sender.clone(), me));

@@ -112,15 +112,34 @@ impl PgStore {
         let mut first = PgConnection::connect_with(&options)
             .await
             .map_err(|error| check::explain(&options, &error))?;
-        let migrated = schema::migrate(&mut first, sqlx::migrate!("./migrations/postgres")).await;
-        first.close().await.ok();
-        migrated?;
         let pool = PgPoolOptions::new()
             .max_connections(connections.max(1))
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_lazy_with(options);
-        let schema: String = sqlx::query_scalar("SELECT current_schema()").fetch_one(&pool).await?;
-        let feed = Arc::new(feed::Feed::start(&pool, &schema, me.clone()).await?);
+        // The pool's first connections and the change feed's open while
+        // the schema is checked: none of them reads a table before the
+        // migration is done, and each connection is a TLS handshake (about
+        // 90 ms on a local server, where sqlx's sockets wait on delayed
+        // ACKs), which start-up had waited for one after the other.
+        let (migrated, schema, listener, warm) = tokio::join!(
+            schema::migrate(&mut first, sqlx::migrate!("./migrations/postgres")),
+            sqlx::query_scalar::<_, String>("SELECT current_schema()").fetch_one(&pool),
+            sqlx::postgres::PgListener::connect_with(&pool),
+            // A second connection for the queries start-up runs at once
+            // (the feed holds one of its own), when the pool has room.
+            async {
+                if connections >= 3 {
+                    Some(pool.acquire().await)
+                } else {
+                    None
+                }
+            },
+        );
+        first.close().await.ok();
+        migrated?;
+        drop(warm);
+        let schema = schema?;
+        let feed = Arc::new(feed::Feed::start(listener?, &schema, me.clone()).await?);
         let notifier = Arc::new(notify::Notifier::start(&pool, &schema, me));
         let batches = Arc::new(batch::Batches::start(&pool));
         Ok(Self {
