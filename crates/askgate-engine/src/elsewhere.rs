@@ -91,12 +91,14 @@ impl Engine {
         }
         let told = self.end_waits(&ended_waits).await;
         // Live views hear of every change (once each), pending ones too.
+        // The reads go out together, so that the store runs them as one
+        // statement (its reads by id are batched): one at a time, a busy
+        // feed outran them and lagged.
         let mut seen = HashSet::new();
-        for id in for_views {
-            if told.contains(&id) || !seen.insert(id.clone()) {
-                continue;
-            }
-            let record = match self.get(&id).await {
+        for_views.retain(|id| !told.contains(id) && seen.insert(id.clone()));
+        let reads = futures_util::future::join_all(for_views.iter().map(|id| self.get(id))).await;
+        for (id, read) in for_views.iter().zip(reads) {
+            let record = match read {
                 Ok(Some(record)) => record,
                 // Pruned meanwhile: nothing to tell.
                 Ok(None) => continue,
