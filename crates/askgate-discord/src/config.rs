@@ -10,10 +10,14 @@ use askgate_core::channel::Destination;
 use serde::Deserialize;
 
 use crate::channel::USER_PREFIX;
-use crate::interactions::hex32;
+use crate::http::hex32;
 use crate::rest::{DISCORD_API, Rest};
 use crate::runtime::{DiscordRuntime, Mode};
 use crate::{DiscordChannel, gateway};
+
+/// The kind of channel this crate adds: `type = "discord"` in a channel's
+/// table, and the name the registry and logs know it by.
+pub const KIND: &str = "discord";
 
 /// `type = "discord"`.
 #[derive(Debug, Clone, Copy, Default)]
@@ -110,7 +114,7 @@ impl ChannelSettings for DiscordSettings {
     }
 
     fn kind(&self) -> &'static str {
-        "discord"
+        KIND
     }
 
     fn start(&self) -> Arc<dyn ChannelRuntime> {
@@ -120,7 +124,7 @@ impl ChannelSettings for DiscordSettings {
 
 impl AdapterKind for Discord {
     fn kind(&self) -> &'static str {
-        "discord"
+        KIND
     }
 
     fn display_name(&self) -> &'static str {

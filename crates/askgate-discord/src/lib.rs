@@ -8,7 +8,7 @@
 //! | [`react`] | the shared driver's [`askgate_adapter::Inbound`]; the engine's reactions as interaction responses (ephemeral notices, modals, deferrals, follow-ups) and replies |
 //! | [`runtime`] | [`DiscordRuntime`]: `GET /users/@me`, in gateway mode the Message Content intent from `GET /applications/@me`, then the gateway or the interactions endpoint |
 //! | [`gateway`] | the gateway connection (serenity's client: heartbeats, resuming; a replayed interaction answered once) |
-//! | [`interactions`] | the interactions endpoint in askgate's server, every request's Ed25519 signature verified |
+//! | [`http`] | the HTTP way in: the interactions endpoint in askgate's server, every request's Ed25519 signature verified |
 //! | [`rest`] | the REST calls askgate makes, with Discord's errors and 429 delays kept |
 //! | [`markup`] | escaping agent text for Discord's markdown |
 //! | [`limits`] | Discord's limits on what askgate sends, in code points, and the length Discord counts after escaping |
@@ -22,7 +22,7 @@ pub mod channel;
 pub mod config;
 pub mod decode;
 pub mod gateway;
-pub mod interactions;
+pub mod http;
 pub mod limits;
 pub mod markup;
 pub mod react;

@@ -19,7 +19,7 @@ use tracing::warn;
 
 use crate::DiscordChannel;
 use crate::gateway::{self, GatewaySettings};
-use crate::interactions::{self, Ed25519};
+use crate::http::{self, Ed25519};
 
 /// How events reach askgate.
 #[derive(Debug, Clone)]
@@ -211,7 +211,7 @@ impl ChannelRuntime for DiscordRuntime {
         // Checked when the configuration was read.
         let verifier = Ed25519::new(public_key)?;
         let driver = Driver::new(self.channel.clone(), sink);
-        Some(interactions::router(&self.path(), driver, verifier))
+        Some(http::router(&self.path(), driver, verifier))
     }
 
     async fn run(self: Arc<Self>, sink: Arc<dyn InboundSink>, shutdown: Shutdown) {

@@ -12,6 +12,10 @@ use serde::Deserialize;
 use crate::api::SLACK_API;
 use crate::runtime::{Mode, SlackRuntime};
 
+/// The kind of channel this crate adds: `type = "slack"` in a channel's
+/// table, and the name the registry and logs know it by.
+pub const KIND: &str = "slack";
+
 /// `type = "slack"`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Slack;
@@ -79,7 +83,7 @@ impl ChannelSettings for SlackSettings {
     }
 
     fn kind(&self) -> &'static str {
-        "slack"
+        KIND
     }
 
     fn start(&self) -> Arc<dyn ChannelRuntime> {
@@ -98,7 +102,7 @@ fn slack_id(id: &str, prefixes: &[char]) -> bool {
 
 impl AdapterKind for Slack {
     fn kind(&self) -> &'static str {
-        "slack"
+        KIND
     }
 
     fn display_name(&self) -> &'static str {

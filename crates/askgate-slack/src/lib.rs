@@ -9,7 +9,7 @@
 //! | [`react`] | the shared driver's [`askgate_adapter::Inbound`]; the engine's reactions as ephemeral messages, modals and thread replies |
 //! | [`runtime`] | [`SlackRuntime`]: `auth.test`, then Socket Mode or the HTTP endpoints |
 //! | [`socket`] | Socket Mode (slack-morphism's listener): an envelope acknowledged once its event is stored |
-//! | [`http`] | the events and interactivity endpoints in askgate's server, every request's signature checked |
+//! | [`http`] | the HTTP way in: the events and interactivity endpoints in askgate's server, every request's signature checked |
 //! | [`api`] | the Web API methods askgate calls, with Slack's errors and 429 delays kept |
 //! | [`bounded`] | the connector that reads each of Slack's answers within a bound |
 //! | [`markup`] | escaping text for Slack's mrkdwn |

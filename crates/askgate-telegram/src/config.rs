@@ -13,6 +13,10 @@ use serde::Deserialize;
 use crate::TelegramChannel;
 use crate::runtime::TelegramRuntime;
 
+/// The kind of channel this crate adds: `type = "telegram"` in a channel's
+/// table, and the name the registry and logs know it by.
+pub const KIND: &str = "telegram";
+
 /// `type = "telegram"`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Telegram;
@@ -80,7 +84,7 @@ impl ChannelSettings for TelegramSettings {
     }
 
     fn kind(&self) -> &'static str {
-        "telegram"
+        KIND
     }
 
     fn start(&self) -> Arc<dyn ChannelRuntime> {
@@ -91,7 +95,7 @@ impl ChannelSettings for TelegramSettings {
 
 impl AdapterKind for Telegram {
     fn kind(&self) -> &'static str {
-        "telegram"
+        KIND
     }
 
     fn display_name(&self) -> &'static str {

@@ -8,7 +8,7 @@
 //! | [`react`] | the shared driver's [`askgate_adapter::Inbound`]; showing the engine's [`askgate_core::Reaction`] the Telegram way (callback answers at once; replies and force-replies queued for their chat's turn) |
 //! | [`runtime`] | [`TelegramRuntime`]: `getMe`, then polling or the webhook, as the binary runs any channel |
 //! | [`polling`] | long polling with the update offset saved only after each update's effect is stored |
-//! | [`webhook`] | the webhook route in askgate's own HTTP server, its secret checked on every request, and `setWebhook` |
+//! | [`http`] | the HTTP way in: the webhook route in askgate's own HTTP server, its secret checked on every request, and `setWebhook` |
 //! | [`markup`] | escaping agent text for Telegram HTML, and defusing `@mentions` |
 //! | [`limits`] | Telegram's limits on what askgate sends, each in Telegram's unit, and the length Telegram counts after parsing |
 //! | [`error`] | Telegram errors → [`askgate_core::ChannelError`], with the token never in a message |
@@ -25,13 +25,13 @@ pub mod channel;
 pub mod config;
 pub mod decode;
 pub mod error;
+pub mod http;
 pub mod limits;
 pub mod markup;
 pub mod polling;
 pub mod react;
 mod relay;
 pub mod runtime;
-pub mod webhook;
 
 pub use channel::TelegramChannel;
 pub use config::{Telegram, TelegramSettings};

@@ -10,7 +10,7 @@ use askgate_core::channel::{Channel, ChannelError, InboundSink};
 use async_trait::async_trait;
 use axum::Router;
 
-use crate::{TelegramChannel, polling, webhook};
+use crate::{TelegramChannel, http, polling};
 
 /// A running Telegram channel.
 #[derive(Debug)]
@@ -71,7 +71,7 @@ impl ChannelRuntime for TelegramRuntime {
             return None;
         }
         let secrets: Vec<&str> = self.webhook_secrets.iter().map(Secret::expose).collect();
-        Some(webhook::router(&self.path(), self.channel.clone(), sink, &secrets))
+        Some(http::router(&self.path(), self.channel.clone(), sink, &secrets))
     }
 
     async fn register(&self, base: &str) -> Result<(), ChannelError> {
@@ -82,7 +82,7 @@ impl ChannelRuntime for TelegramRuntime {
         let url = reqwest::Url::parse(&format!("{base}{}", self.path())).map_err(|_| ChannelError::Rejected {
             reason: format!("\"{base}\" does not make a webhook URL"),
         })?;
-        webhook::register(&self.channel, url, secret.expose()).await
+        http::register(&self.channel, url, secret.expose()).await
     }
 
     async fn run(self: Arc<Self>, sink: Arc<dyn InboundSink>, shutdown: Shutdown) {

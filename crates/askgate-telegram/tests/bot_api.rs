@@ -446,7 +446,7 @@ async fn post_update(router: &axum::Router, secret: Option<&str>, update: &Value
 async fn a_webhook_takes_updates_only_with_its_secret() {
     let s = unpolled().await;
     let sink: Arc<dyn InboundSink> = Arc::new(s.engine.clone());
-    let router = askgate_telegram::webhook::router("/telegram/tg", s.channel.clone(), sink, &[SECRET]);
+    let router = askgate_telegram::http::router("/telegram/tg", s.channel.clone(), sink, &[SECRET]);
     let record = s.ask("alice", DEPLOY, "s1").await;
     let tap = s.alice_taps(&record, "1");
 
@@ -489,7 +489,7 @@ async fn a_webhook_takes_updates_only_with_its_secret() {
 #[tokio::test]
 async fn registering_a_webhook_sends_the_secret_and_the_update_kinds() {
     let s = unpolled().await;
-    askgate_telegram::webhook::register(
+    askgate_telegram::http::register(
         &s.channel,
         "https://askgate.example/telegram/tg".parse().unwrap(),
         SECRET,
@@ -588,7 +588,7 @@ async fn a_webhook_update_that_could_not_be_stored_gets_an_error_status_for_tele
         engine: s.engine.clone(),
         failures: 1.into(),
     });
-    let router = askgate_telegram::webhook::router("/telegram/tg", s.channel.clone(), sink, &[SECRET]);
+    let router = askgate_telegram::http::router("/telegram/tg", s.channel.clone(), sink, &[SECRET]);
     let record = s.ask("alice", DEPLOY, "s1").await;
     let tap = s.alice_taps(&record, "0");
     assert_eq!(

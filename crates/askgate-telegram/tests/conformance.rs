@@ -387,12 +387,12 @@ mod inbound {
                 }
                 Mode::Webhook => {
                     let router =
-                        askgate_telegram::webhook::router(WEBHOOK_PATH, self.channel.clone(), sink, &[WEBHOOK_SECRET]);
+                        askgate_telegram::http::router(WEBHOOK_PATH, self.channel.clone(), sink, &[WEBHOOK_SECRET]);
                     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                     let base = format!("http://{}", listener.local_addr().unwrap());
                     tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
                     let url = format!("https://askgate.test{WEBHOOK_PATH}").parse().unwrap();
-                    askgate_telegram::webhook::register(&self.channel, url, WEBHOOK_SECRET)
+                    askgate_telegram::http::register(&self.channel, url, WEBHOOK_SECRET)
                         .await
                         .unwrap();
                     // The fake stands in for Telegram behind a reverse proxy.

@@ -163,7 +163,7 @@
 //! - `types.rs`: the public data types.
 //! - `server.rs`: the HTTP side: routes, the token, bodies, failures, error
 //!   shapes, lifetime. `rest.rs`: the non-interaction routes.
-//!   `interactions.rs`: the callback and the interaction webhook.
+//!   `http.rs`: the HTTP way in, the callback and the interaction webhook.
 //! - `state.rs`: what the fake knows. `messages.rs`: message objects,
 //!   nonces, mentions and pings. `spec.rs`: requests checked against the
 //!   vendored OpenAPI document. `validate.rs`: the `50035` error tree and
@@ -183,7 +183,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 mod gateway;
-mod interactions;
+mod http;
 mod messages;
 mod payloads;
 mod person;
@@ -197,7 +197,7 @@ mod types;
 mod validate;
 
 pub use gateway::DEFAULT_HEARTBEAT_INTERVAL;
-pub use interactions::{INTERACTION_RESPONSE_WINDOW, INTERACTION_TOKEN_LIFETIME};
+pub use http::{INTERACTION_RESPONSE_WINDOW, INTERACTION_TOKEN_LIFETIME};
 pub use messages::NONCE_WINDOW;
 pub use payloads::{DISCORD_PAYLOADS, discord_payload};
 pub use server::ROUTES;

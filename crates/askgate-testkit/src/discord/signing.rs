@@ -12,7 +12,7 @@ use std::time::Duration;
 use ed25519_dalek::{Signer, SigningKey};
 use serde_json::Value;
 
-use super::interactions::INTERACTION_RESPONSE_WINDOW;
+use super::http::INTERACTION_RESPONSE_WINDOW;
 use super::state::unix_millis;
 use super::types::{HttpAnswer, Signature};
 

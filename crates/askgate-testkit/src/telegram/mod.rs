@@ -159,7 +159,7 @@
 //!   person's actions add to it.
 //! - `entities.rs` and `html.rs`: the text of a message as Telegram stores it,
 //!   and the HTML parse mode.
-//! - `webhook.rs`: webhook delivery.
+//! - `http.rs`: the HTTP way in, webhook delivery.
 //! - `payloads.rs`: the `Update` samples.
 //!
 //! What is not Telegram's (serving on a loopback port, dropping connections,
@@ -176,6 +176,7 @@ use serde_json::{Value, json};
 
 mod entities;
 mod html;
+mod http;
 mod methods;
 mod payloads;
 mod server;
@@ -183,7 +184,6 @@ mod spec;
 mod state;
 mod types;
 mod validate;
-mod webhook;
 
 use entities::{plain_text, set_text};
 pub use payloads::{TELEGRAM_PAYLOADS, telegram_payload};

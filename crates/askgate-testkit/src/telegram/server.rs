@@ -15,10 +15,10 @@ use axum::{Json, Router};
 use serde_json::{Map, Value, json};
 use tokio::task::JoinHandle;
 
+use super::http::deliver_webhooks;
 use super::spec::api;
 use super::state::Shared;
 use super::validate;
-use super::webhook::deliver_webhooks;
 use super::{Call, Failure, TOKEN, WEBHOOK_TIMEOUT};
 use crate::fake::{self, Connection, Fault, Loopback, push_client};
 
