@@ -4,6 +4,7 @@
 //! | --- | --- |
 //! | [`config`] | `type = "discord"`: the channel's keys (token, mode, public key, API URL, Message Content) and recipients' (`user_id`, or `channel_id` + `thread_id` + `answerers`) |
 //! | [`channel`] | [`DiscordChannel`]: capabilities, sending prompts (components, no pings, a nonce) in each channel's turn, editing them into summaries, opening DMs |
+//! | [`render`] | what a message says and shows, pure functions of core's decisions: a message's body, a prompt's button rows, a finished message's content, a nudge's mentions |
 //! | [`decode`] | interactions and messages → askgate's normalized [`askgate_core::InboundEvent`]s |
 //! | [`react`] | the shared driver's [`askgate_adapter::Inbound`]; the engine's reactions as interaction responses (ephemeral notices, modals, deferrals, follow-ups) and replies |
 //! | [`runtime`] | [`DiscordRuntime`]: `GET /users/@me`, in gateway mode the Message Content intent from `GET /applications/@me`, then the gateway or the interactions endpoint |
@@ -26,6 +27,7 @@ pub mod http;
 pub mod limits;
 pub mod markup;
 pub mod react;
+pub mod render;
 pub mod rest;
 pub mod runtime;
 

@@ -19,9 +19,10 @@ use tokio::sync::oneshot;
 use tracing::warn;
 
 use crate::DiscordChannel;
-use crate::channel::{USER_PREFIX, message_body};
+use crate::channel::USER_PREFIX;
 use crate::decode::{Ack, OTHER_FIELD, Update, decode};
 use crate::limits;
+use crate::render::message_body;
 use crate::rest::Rest;
 
 /// Discord wants the first response within 3 s; this leaves room for the

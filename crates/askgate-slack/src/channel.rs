@@ -24,9 +24,9 @@ use slack_morphism::prelude::*;
 use tokio::time::Instant;
 
 use crate::api::Api;
-use crate::blocks;
 use crate::limits;
 use crate::markup::escape;
+use crate::render;
 
 /// The least time between two posts to one conversation (Slack allows about
 /// one message a second per channel, with short bursts).
@@ -157,7 +157,7 @@ pub(crate) fn message(channel: &str, text: &str, blocks: Vec<SlackBlock>) -> Sla
     SlackApiChatPostMessageRequest::new(
         channel.into(),
         SlackMessageContent::new()
-            .with_text(blocks::fallback(text))
+            .with_text(render::fallback(text))
             .with_blocks(blocks),
     )
     .with_unfurl_links(false)
@@ -190,7 +190,7 @@ fn update(at: &MessageRef, text: &str, blocks: Vec<SlackBlock>) -> SlackApiChatU
     SlackApiChatUpdateRequest::new(
         at.conversation.as_str().into(),
         SlackMessageContent::new()
-            .with_text(blocks::fallback(text))
+            .with_text(render::fallback(text))
             .with_blocks(blocks),
         at.message.as_str().into(),
     )
@@ -221,8 +221,8 @@ impl Channel for SlackChannel {
         let thread = outgoing.to.thread.as_deref();
         deliver_parts(outgoing, |index| async move {
             let blocks = match outgoing.prompt {
-                Presentation::Buttons(buttons) => blocks::button_blocks(buttons),
-                Presentation::Text(text) => blocks::text_blocks(text, index),
+                Presentation::Buttons(buttons) => render::button_blocks(buttons),
+                Presentation::Text(text) => render::text_blocks(text, index),
                 other => {
                     return Err(ChannelError::Rejected {
                         reason: format!("this adapter cannot show {other:?}"),
@@ -242,7 +242,7 @@ impl Channel for SlackChannel {
         let Some(first) = delivery.messages.first() else {
             return Ok(());
         };
-        let blocks = blocks::summary_blocks(part_text(prompt, 0), summary);
+        let blocks = render::summary_blocks(part_text(prompt, 0), summary);
         self.api.update(&update(first, summary.full(), blocks)).await?;
         // A text prompt's Answer… and Skip sit on its last part: remove them there too.
         if let (Presentation::Text(text), Some(last)) = (prompt, delivery.messages.last())
@@ -253,7 +253,7 @@ impl Channel for SlackChannel {
             let part = part_text(prompt, index);
             let without = askgate_core::render::TextPrompt::new(text.parts.clone());
             self.api
-                .update(&update(last, part, blocks::text_blocks(&without, index)))
+                .update(&update(last, part, render::text_blocks(&without, index)))
                 .await?;
         }
         Ok(())

@@ -7,7 +7,7 @@ use askgate_core::channel::{ConversationKind, InboundEvent, InboundKind, Message
 use askgate_core::form::FormValue;
 use slack_morphism::prelude::*;
 
-use crate::blocks::{CHECKBOXES_SUFFIX, OTHER_FIELD, Origin};
+use crate::render::{CHECKBOXES_SUFFIX, OTHER_FIELD, Origin};
 
 /// One event from Slack, as Socket Mode or the HTTP endpoints deliver it.
 #[derive(Debug, Clone)]

@@ -4,7 +4,7 @@
 //! | --- | --- |
 //! | [`config`] | `type = "slack"`: the channel's keys (bot token, mode, app token, signing secret, API URL) and recipients' (`user_id`, or `channel_id` + `answerers`) |
 //! | [`channel`] | [`SlackChannel`]: capabilities, posting prompts in each conversation's turn (paced, 429s waited out), updating them into summaries, opening DMs |
-//! | [`blocks`] | prompts, summaries and modals as Block Kit (pure functions) |
+//! | [`render`] | what a message says and shows: prompts, summaries and modals as Block Kit (pure functions) |
 //! | [`decode`] | clicks, modal submissions and messages → askgate's normalized [`askgate_core::InboundEvent`]s |
 //! | [`react`] | the shared driver's [`askgate_adapter::Inbound`]; the engine's reactions as ephemeral messages, modals and thread replies |
 //! | [`runtime`] | [`SlackRuntime`]: `auth.test`, then Socket Mode or the HTTP endpoints |
@@ -21,7 +21,6 @@
 //! slack-morphism only (`docs/adapter-spec.md`; `docs/channels/slack.md`).
 
 pub mod api;
-pub mod blocks;
 pub mod bounded;
 pub mod channel;
 pub mod config;
@@ -30,6 +29,7 @@ pub mod http;
 pub mod limits;
 pub mod markup;
 pub mod react;
+pub mod render;
 pub mod runtime;
 pub mod socket;
 

@@ -17,10 +17,10 @@ use slack_morphism::prelude::*;
 use tracing::warn;
 
 use crate::SlackChannel;
-use crate::blocks::{fallback, form_view, free_text_view};
 use crate::channel::message;
 use crate::decode::{Ack, AckKind, Update, decode};
 use crate::markup::{code_block, escape};
+use crate::render::{fallback, form_view, free_text_view};
 
 impl SlackChannel {
     async fn ephemeral(&self, ack: &Ack, text: &str) {

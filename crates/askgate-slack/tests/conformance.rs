@@ -233,7 +233,7 @@ mod inbound {
     use askgate_core::channel::{Channel, InboundEvent, InboundSink, UserRef};
     use askgate_core::form::FormValue;
     use askgate_engine::{Engine, Recipient};
-    use askgate_slack::blocks::{CHECKBOXES_SUFFIX, OTHER_FIELD};
+    use askgate_slack::render::{CHECKBOXES_SUFFIX, OTHER_FIELD};
     use askgate_slack::{SlackRuntime, SlackSettings};
     use askgate_store::QuestionRecord;
     use askgate_testkit::conformance::inbound::{

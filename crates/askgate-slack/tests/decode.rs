@@ -4,8 +4,8 @@
 
 use askgate_core::channel::{ConversationKind, InboundKind, MessageRef};
 use askgate_core::form::FormValue;
-use askgate_slack::blocks::Origin;
 use askgate_slack::decode::{AckKind, Update, decode};
+use askgate_slack::render::Origin;
 use serde_json::{Value, json};
 use slack_morphism::prelude::*;
 

@@ -10,8 +10,8 @@
 
 use askgate_core::channel::{ConversationKind, InboundEvent, InboundKind, MessageRef};
 use askgate_core::form::FormValue;
-use askgate_slack::blocks::Origin;
 use askgate_slack::decode::{Ack, AckKind, Update, decode};
+use askgate_slack::render::Origin;
 use serde_json::{Value, json};
 use slack_morphism::prelude::*;
 

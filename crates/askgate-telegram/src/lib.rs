@@ -4,6 +4,7 @@
 //! | --- | --- |
 //! | [`config`] | `type = "telegram"`: the channel's keys (token, mode, secret, API URL) and recipients' (`chat_id`, `topic`, `answerers`) |
 //! | [`channel`] | [`TelegramChannel`]: capabilities, sending prompts (inline keyboard or text) in each chat's turn within Telegram's rate limits, editing them into summaries |
+//! | [`render`] | what a message says and shows, pure functions of core's decisions: a prompt's keyboard and first text, a finished message's HTML, a nudge's mentions |
 //! | [`decode`] | Telegram `Update`s → askgate's normalized [`askgate_core::InboundEvent`]s |
 //! | [`react`] | the shared driver's [`askgate_adapter::Inbound`]; showing the engine's [`askgate_core::Reaction`] the Telegram way (callback answers at once; replies and force-replies queued for their chat's turn) |
 //! | [`runtime`] | [`TelegramRuntime`]: `getMe`, then polling or the webhook, as the binary runs any channel |
@@ -31,6 +32,7 @@ pub mod markup;
 pub mod polling;
 pub mod react;
 mod relay;
+pub mod render;
 pub mod runtime;
 
 pub use channel::TelegramChannel;
