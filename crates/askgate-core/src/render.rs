@@ -304,6 +304,19 @@ pub enum Presentation {
     Text(TextPrompt),
 }
 
+impl Presentation {
+    /// The text of the prompt's message `index` (a button prompt is one
+    /// message); empty past the last.
+    #[must_use]
+    pub fn part_text(&self, index: usize) -> &str {
+        match self {
+            Self::Buttons(buttons) if index == 0 => &buttons.text,
+            Self::Buttons(_) => "",
+            Self::Text(text) => text.parts.get(index).map_or("", String::as_str),
+        }
+    }
+}
+
 /// A question shown with native buttons.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

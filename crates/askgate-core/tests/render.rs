@@ -255,6 +255,30 @@ fn long_text_is_split_between_questions() {
 }
 
 #[test]
+fn each_message_of_a_prompt_has_its_text() {
+    let long = |id: &str| {
+        json!({"id": id, "header": "Header", "question": "q".repeat(300), "options": [
+            {"label": "a".repeat(64), "description": "d".repeat(150)},
+            {"label": "b".repeat(64), "description": "d".repeat(150)},
+        ]})
+    };
+    let request = request(&json!({"questions": [long("one"), long("two"), long("three")]}));
+    let text = render(&request, &text_only(1000), &id(), Locale::En);
+    let parts = text_parts(&text);
+    assert!(parts.len() > 1);
+    for (index, part) in parts.iter().enumerate() {
+        assert_eq!(text.part_text(index), part);
+    }
+    assert_eq!(text.part_text(parts.len()), "");
+    let buttons = render(&deploy_only(), &chat(8, 64, 64), &id(), Locale::En);
+    let Presentation::Buttons(prompt) = &buttons else {
+        panic!("expected buttons, got {buttons:?}");
+    };
+    assert_eq!(buttons.part_text(0), prompt.text);
+    assert_eq!(buttons.part_text(1), "");
+}
+
+#[test]
 fn a_question_longer_than_a_message_alone_is_split_between_lines() {
     let request = deploy_only();
     let parts = text_parts(&render(&request, &text_only(60), &id(), Locale::En));

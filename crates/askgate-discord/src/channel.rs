@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::limits;
-use crate::render::{action_rows, button_rows, finished_content, first_text, message_body, nudge_body};
+use crate::render::{action_rows, button_rows, finished_content, message_body, nudge_body};
 use crate::rest::Rest;
 
 /// The prefix of a recipient that is a user: askgate opens the DM itself.
@@ -250,7 +250,7 @@ impl Channel for DiscordChannel {
             return Ok(());
         };
         let body = json!({
-            "content": finished_content(first_text(prompt), summary),
+            "content": finished_content(prompt.part_text(0), summary),
             "components": [],
             "allowed_mentions": {"parse": []},
         });

@@ -12,7 +12,7 @@ use askgate_adapter::finish::finished;
 use askgate_adapter::nudge;
 use askgate_core::channel::{ChannelError, MessageRef, UserRef};
 use askgate_core::render::{ButtonPrompt, TextActions};
-use askgate_core::{Limit, Presentation, Summary};
+use askgate_core::{Limit, Summary};
 use serde_json::{Value, json};
 
 use crate::limits;
@@ -92,15 +92,6 @@ pub(crate) fn action_rows(actions: &TextActions) -> Vec<Value> {
         button(&actions.answer.label, &actions.answer.token, PRIMARY),
         button(&actions.skip.label, &actions.skip.token, SECONDARY),
     ])]
-}
-
-/// The text a prompt's first message shows.
-pub(crate) fn first_text(prompt: &Presentation) -> &str {
-    match prompt {
-        Presentation::Buttons(buttons) => &buttons.text,
-        Presentation::Text(text) => text.parts.first().map_or("", String::as_str),
-        _ => "",
-    }
 }
 
 /// The edited content: the prompt's text and the summary under it in bold,

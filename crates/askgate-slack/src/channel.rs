@@ -177,15 +177,6 @@ fn nudge_text(text: &str, mention: &[UserRef]) -> Result<String, ChannelError> {
     Ok(format!("{lead}{}", room.fit(text, escape)))
 }
 
-/// The text a prompt's message `index` shows.
-fn part_text(prompt: &Presentation, index: usize) -> &str {
-    match prompt {
-        Presentation::Buttons(buttons) if index == 0 => &buttons.text,
-        Presentation::Text(text) => text.parts.get(index).map_or("", String::as_str),
-        _ => "",
-    }
-}
-
 fn update(at: &MessageRef, text: &str, blocks: Vec<SlackBlock>) -> SlackApiChatUpdateRequest {
     SlackApiChatUpdateRequest::new(
         at.conversation.as_str().into(),
@@ -229,7 +220,7 @@ impl Channel for SlackChannel {
                     });
                 }
             };
-            let mut request = message(conversation, part_text(outgoing.prompt, index), blocks);
+            let mut request = message(conversation, outgoing.prompt.part_text(index), blocks);
             if let Some(thread) = thread {
                 request = request.with_thread_ts(thread.into());
             }
@@ -242,7 +233,7 @@ impl Channel for SlackChannel {
         let Some(first) = delivery.messages.first() else {
             return Ok(());
         };
-        let blocks = render::summary_blocks(part_text(prompt, 0), summary);
+        let blocks = render::summary_blocks(prompt.part_text(0), summary);
         self.api.update(&update(first, summary.full(), blocks)).await?;
         // A text prompt's Answer… and Skip sit on its last part: remove them there too.
         if let (Presentation::Text(text), Some(last)) = (prompt, delivery.messages.last())
@@ -250,7 +241,7 @@ impl Channel for SlackChannel {
             && last != first
         {
             let index = delivery.messages.len() - 1;
-            let part = part_text(prompt, index);
+            let part = prompt.part_text(index);
             let without = askgate_core::render::TextPrompt::new(text.parts.clone());
             self.api
                 .update(&update(last, part, render::text_blocks(&without, index)))

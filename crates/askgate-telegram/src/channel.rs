@@ -23,7 +23,7 @@ use crate::decode::{Decoded, decode};
 use crate::error::channel_error;
 use crate::limits;
 use crate::relay::Relay;
-use crate::render::{finished_html, first_text, keyboard, nudge_html};
+use crate::render::{finished_html, keyboard, nudge_html};
 
 /// Telegram's published limits for sending (Bots FAQ, "My bot is hitting
 /// limits"): about 30 messages a second overall, one a second in a chat, 20 a
@@ -286,7 +286,7 @@ impl Channel for TelegramChannel {
             return Ok(());
         };
         let (chat, message) = message_id(first)?;
-        let text = finished_html(first_text(prompt), summary);
+        let text = finished_html(prompt.part_text(0), summary);
         // Without reply_markup the edit removes the keyboard.
         match self
             .bot

@@ -9,7 +9,7 @@
 use askgate_adapter::finish::finished;
 use askgate_adapter::nudge;
 use askgate_core::channel::{ChannelError, UserRef};
-use askgate_core::{Limit, Presentation, Summary};
+use askgate_core::{Limit, Summary};
 use teloxide::types::{InlineKeyboardButton, InlineKeyboardMarkup};
 
 use crate::limits;
@@ -86,15 +86,6 @@ pub(crate) fn keyboard(prompt: &askgate_core::render::ButtonPrompt) -> InlineKey
     ));
     rows.push(last);
     InlineKeyboardMarkup::new(rows)
-}
-
-/// The text a prompt's first message shows.
-pub(crate) fn first_text(prompt: &Presentation) -> &str {
-    match prompt {
-        Presentation::Buttons(buttons) => &buttons.text,
-        Presentation::Text(text) => text.parts.first().map_or("", String::as_str),
-        _ => "",
-    }
 }
 
 #[cfg(test)]
