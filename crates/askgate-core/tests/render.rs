@@ -62,6 +62,19 @@ fn id() -> QuestionId {
     QuestionId::parse("01JDQ7Z6W3").expect("a valid question id")
 }
 
+/// Three questions, each with `options` options, all as long as allowed
+/// (about 1,300 characters of text each with four).
+fn long_questions(options: usize) -> AskRequest {
+    let question = |id: &str| {
+        let options: Vec<Value> = ["a", "b", "c", "e"][..options]
+            .iter()
+            .map(|label| json!({"label": label.repeat(64), "description": "d".repeat(150)}))
+            .collect();
+        json!({"id": id, "header": "Header", "question": "q".repeat(300), "options": options})
+    };
+    request(&json!({"questions": [question("one"), question("two"), question("three")]}))
+}
+
 fn text_parts(presentation: &Presentation) -> Vec<String> {
     match presentation {
         Presentation::Text(text) => text.parts.clone(),
@@ -227,15 +240,7 @@ fn text_when_the_buttons_cannot_carry_the_question_whole() {
 
 #[test]
 fn long_text_is_split_between_questions() {
-    let long = |id: &str| {
-        json!({"id": id, "header": "Header", "question": "q".repeat(300), "options": [
-            {"label": "a".repeat(64), "description": "d".repeat(150)},
-            {"label": "b".repeat(64), "description": "d".repeat(150)},
-            {"label": "c".repeat(64), "description": "d".repeat(150)},
-            {"label": "e".repeat(64), "description": "d".repeat(150)},
-        ]})
-    };
-    let request = request(&json!({"questions": [long("one"), long("two"), long("three")]}));
+    let request = long_questions(4);
     let whole = prompt_text(&request, Locale::En);
     assert!(whole.chars().count() > 2000);
     let parts = text_parts(&render(&request, &text_only(2000), &id(), Locale::En));
@@ -256,14 +261,7 @@ fn long_text_is_split_between_questions() {
 
 #[test]
 fn each_message_of_a_prompt_has_its_text() {
-    let long = |id: &str| {
-        json!({"id": id, "header": "Header", "question": "q".repeat(300), "options": [
-            {"label": "a".repeat(64), "description": "d".repeat(150)},
-            {"label": "b".repeat(64), "description": "d".repeat(150)},
-        ]})
-    };
-    let request = request(&json!({"questions": [long("one"), long("two"), long("three")]}));
-    let text = render(&request, &text_only(1000), &id(), Locale::En);
+    let text = render(&long_questions(2), &text_only(1000), &id(), Locale::En);
     let parts = text_parts(&text);
     assert!(parts.len() > 1);
     for (index, part) in parts.iter().enumerate() {

@@ -25,3 +25,16 @@ pub mod strangers;
 pub use double::{DoubleSettings, TestDouble};
 pub use inbound::{Features, PersonPlatform, Seen, Who};
 pub use outbound::{PlatformUnderTest, Shown, run};
+
+/// In a suite's `run`: runs the scenario `$name` against `$person` when
+/// `$applies`, and records its name in `$ran`, so that each test asserts
+/// exactly which scenarios ran.
+macro_rules! scenario {
+    ($ran:ident, $person:ident; $applies:expr, $name:ident) => {
+        if $applies {
+            $name(&$person).await;
+            $ran.push(stringify!($name));
+        }
+    };
+}
+pub(crate) use scenario;

@@ -16,6 +16,7 @@ use askgate_core::channel::{Destination, MessageRef, Nudge};
 use askgate_core::text::is_invisible;
 
 use super::inbound::{GROUP, PERSON, Person, PersonPlatform, SINGLE, Who};
+use super::scenario;
 
 /// A reminder, as the engine words one.
 pub const REMINDER: &str = "Still waiting for your answer — 2 min left.";
@@ -53,20 +54,12 @@ pub struct Posted {
 pub async fn run(platform: &dyn PersonPlatform) -> Vec<&'static str> {
     let person = Person::start(platform).await;
     let mut ran = Vec::new();
-    macro_rules! scenario {
-        ($applies:expr, $name:ident) => {
-            if $applies {
-                $name(&person).await;
-                ran.push(stringify!($name));
-            }
-        };
-    }
     let groups = person.features().groups;
-    scenario!(true, a_reminder_replies_to_the_prompt_and_mentions_the_person);
-    scenario!(groups, a_reminder_in_a_group_mentions_the_person_and_no_one_else);
-    scenario!(true, markup_in_a_nudge_arrives_as_written_and_mentions_no_one);
-    scenario!(true, a_long_nudge_is_cut_to_the_platform_s_limit);
-    scenario!(true, a_nudge_with_nothing_to_reply_to_is_a_message_of_its_own);
+    scenario!(ran, person; true, a_reminder_replies_to_the_prompt_and_mentions_the_person);
+    scenario!(ran, person; groups, a_reminder_in_a_group_mentions_the_person_and_no_one_else);
+    scenario!(ran, person; true, markup_in_a_nudge_arrives_as_written_and_mentions_no_one);
+    scenario!(ran, person; true, a_long_nudge_is_cut_to_the_platform_s_limit);
+    scenario!(ran, person; true, a_nudge_with_nothing_to_reply_to_is_a_message_of_its_own);
     let violations = platform.violations();
     assert!(
         violations.is_empty(),

@@ -32,6 +32,7 @@ pub(crate) use person::{SINGLE, answered, submitted};
 pub use scenarios::*;
 
 use crate::conformance::link::link_in_the_direct_conversation_answers_with_the_persons_own_link;
+use crate::conformance::scenario;
 use crate::conformance::strangers::a_stranger_in_the_direct_conversation_is_refused_and_changes_nothing;
 
 /// Every scenario that applies to `platform`, in order, with one engine
@@ -40,35 +41,21 @@ pub async fn run(platform: &dyn PersonPlatform) -> Vec<&'static str> {
     let person = Person::start(platform).await;
     let features = person.features();
     let mut ran = Vec::new();
-    macro_rules! scenario {
-        ($applies:expr, $name:ident) => {
-            if $applies {
-                $name(&person).await;
-                ran.push(stringify!($name));
-            }
-        };
-    }
-    scenario!(true, a_tap_on_an_option_answers_the_waiting_agent);
-    scenario!(person.typed_replies(), typed_replies_answer_over_several_messages);
-    scenario!(person.forms(), answer_opens_a_form_whose_submission_answers);
-    scenario!(person.free_text(), other_opens_a_free_text_input_whose_words_answer);
-    scenario!(features.strangers, a_stranger_is_refused_and_changes_nothing);
+    scenario!(ran, person; true, a_tap_on_an_option_answers_the_waiting_agent);
+    scenario!(ran, person; person.typed_replies(), typed_replies_answer_over_several_messages);
+    scenario!(ran, person; person.forms(), answer_opens_a_form_whose_submission_answers);
+    scenario!(ran, person; person.free_text(), other_opens_a_free_text_input_whose_words_answer);
+    scenario!(ran, person; features.strangers, a_stranger_is_refused_and_changes_nothing);
     // Without groups, the scenario above asks the person already.
-    scenario!(
+    scenario!(ran, person;
         features.strangers && features.groups && features.sink,
         a_stranger_in_the_direct_conversation_is_refused_and_changes_nothing
     );
-    scenario!(true, a_second_tap_is_told_the_question_was_already_answered);
-    scenario!(true, skip_gives_the_agent_no_answer);
-    scenario!(features.sink, a_slow_store_still_applies_the_tap_once);
-    scenario!(features.sink, a_failing_store_loses_no_answer);
-    scenario!(
-        person.typed_replies() && features.sink,
-        a_stranger_who_writes_is_told_the_recipient_block
-    );
-    scenario!(
-        person.typed_replies(),
-        link_in_the_direct_conversation_answers_with_the_persons_own_link
-    );
+    scenario!(ran, person; true, a_second_tap_is_told_the_question_was_already_answered);
+    scenario!(ran, person; true, skip_gives_the_agent_no_answer);
+    scenario!(ran, person; features.sink, a_slow_store_still_applies_the_tap_once);
+    scenario!(ran, person; features.sink, a_failing_store_loses_no_answer);
+    scenario!(ran, person; person.typed_replies() && features.sink, a_stranger_who_writes_is_told_the_recipient_block);
+    scenario!(ran, person; person.typed_replies(), link_in_the_direct_conversation_answers_with_the_persons_own_link);
     ran
 }
