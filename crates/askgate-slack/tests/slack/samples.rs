@@ -131,7 +131,7 @@ fn view_submission_is_the_form_s_fields_where_the_modal_was_opened() {
     assert_eq!(ack.thread_ts.as_deref(), Some("1700000000.000100"));
 }
 
-// The `message.im` sample itself is decoded in `tests/decode.rs`.
+// The `message.im` sample itself is decoded in `tests/slack/decode.rs`.
 
 #[test]
 fn an_app_mention_is_not_read_twice() {

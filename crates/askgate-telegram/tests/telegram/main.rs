@@ -1,0 +1,8 @@
+//! The telegram adapter's tests, one binary (a test binary each had linked
+//! everything again): each module was a test file of its own.
+
+mod bot_api;
+mod config;
+mod conformance;
+mod decode;
+mod samples;
