@@ -11,20 +11,7 @@ use std::time::Duration;
 use askgate_testkit::conformance::{DoubleSettings, TestDouble};
 use askgate_testkit::conformance::{inbound, nudges};
 
-const EVERY_SCENARIO: [&str; 12] = [
-    "a_tap_on_an_option_answers_the_waiting_agent",
-    "typed_replies_answer_over_several_messages",
-    "answer_opens_a_form_whose_submission_answers",
-    "other_opens_a_free_text_input_whose_words_answer",
-    "a_stranger_is_refused_and_changes_nothing",
-    "a_stranger_in_the_direct_conversation_is_refused_and_changes_nothing",
-    "a_second_tap_is_told_the_question_was_already_answered",
-    "skip_gives_the_agent_no_answer",
-    "a_slow_store_still_applies_the_tap_once",
-    "a_failing_store_loses_no_answer",
-    "a_stranger_who_writes_is_told_the_recipient_block",
-    "link_in_the_direct_conversation_answers_with_the_persons_own_link",
-];
+const EVERY_SCENARIO: [&str; 12] = inbound::EVERY_SCENARIO;
 
 #[tokio::test]
 async fn a_double_that_redelivers_passes_every_scenario() {
@@ -58,13 +45,7 @@ async fn a_double_that_acknowledges_before_handle_returned_fails_the_suite() {
     inbound::run(&broken).await;
 }
 
-const EVERY_NUDGE: [&str; 5] = [
-    "a_reminder_replies_to_the_prompt_and_mentions_the_person",
-    "a_reminder_in_a_group_mentions_the_person_and_no_one_else",
-    "markup_in_a_nudge_arrives_as_written_and_mentions_no_one",
-    "a_long_nudge_is_cut_to_the_platform_s_limit",
-    "a_nudge_with_nothing_to_reply_to_is_a_message_of_its_own",
-];
+const EVERY_NUDGE: [&str; 5] = nudges::EVERY_NUDGE;
 
 #[tokio::test]
 async fn a_double_that_nudges_passes_every_nudge_scenario() {

@@ -227,9 +227,7 @@ mod inbound {
     use askgate_discord::{DiscordChannel, DiscordSettings, markup};
     use askgate_engine::{Engine, Recipient};
     use askgate_store::{QuestionRecord, QuestionStatus};
-    use askgate_testkit::conformance::inbound::{
-        self, Features, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient,
-    };
+    use askgate_testkit::conformance::inbound::{self, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient};
     use askgate_testkit::conformance::nudges::{self, Posted};
     use askgate_testkit::conformance::{Shown, edges};
     use askgate_testkit::discord::{self as fake, DiscordUser, FakeDiscord, Modal, Ping, Reply, Signature};
@@ -251,43 +249,20 @@ mod inbound {
 
     /// Every scenario: the gateway with Message Content has typed replies,
     /// modals (Other…, Answer…) and server channels.
-    const GATEWAY_SCENARIOS: [&str; 12] = [
-        "a_tap_on_an_option_answers_the_waiting_agent",
-        "typed_replies_answer_over_several_messages",
-        "answer_opens_a_form_whose_submission_answers",
-        "other_opens_a_free_text_input_whose_words_answer",
-        "a_stranger_is_refused_and_changes_nothing",
-        "a_stranger_in_the_direct_conversation_is_refused_and_changes_nothing",
-        "a_second_tap_is_told_the_question_was_already_answered",
-        "skip_gives_the_agent_no_answer",
-        "a_slow_store_still_applies_the_tap_once",
-        "a_failing_store_loses_no_answer",
-        "a_stranger_who_writes_is_told_the_recipient_block",
-        "link_in_the_direct_conversation_answers_with_the_persons_own_link",
-    ];
+    const GATEWAY_SCENARIOS: [&str; 12] = inbound::EVERY_SCENARIO;
 
     /// Every scenario but typed replies, which never reach an interactions
     /// endpoint.
-    const INTERACTIONS_SCENARIOS: [&str; 9] = [
-        "a_tap_on_an_option_answers_the_waiting_agent",
-        "answer_opens_a_form_whose_submission_answers",
-        "other_opens_a_free_text_input_whose_words_answer",
-        "a_stranger_is_refused_and_changes_nothing",
-        "a_stranger_in_the_direct_conversation_is_refused_and_changes_nothing",
-        "a_second_tap_is_told_the_question_was_already_answered",
-        "skip_gives_the_agent_no_answer",
-        "a_slow_store_still_applies_the_tap_once",
-        "a_failing_store_loses_no_answer",
-    ];
+    fn interactions_scenarios() -> Vec<&'static str> {
+        inbound::every_scenario_but(&[
+            "typed_replies_answer_over_several_messages",
+            "a_stranger_who_writes_is_told_the_recipient_block",
+            "link_in_the_direct_conversation_answers_with_the_persons_own_link",
+        ])
+    }
 
     /// Every nudge scenario: Discord has server channels.
-    const NUDGES: [&str; 5] = [
-        "a_reminder_replies_to_the_prompt_and_mentions_the_person",
-        "a_reminder_in_a_group_mentions_the_person_and_no_one_else",
-        "markup_in_a_nudge_arrives_as_written_and_mentions_no_one",
-        "a_long_nudge_is_cut_to_the_platform_s_limit",
-        "a_nudge_with_nothing_to_reply_to_is_a_message_of_its_own",
-    ];
+    const NUDGES: [&str; 5] = nudges::EVERY_NUDGE;
 
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     enum Mode {
@@ -498,14 +473,6 @@ mod inbound {
             Some(posted)
         }
 
-        fn features(&self) -> Features {
-            Features {
-                groups: true,
-                strangers: true,
-                sink: true,
-            }
-        }
-
         fn redelivers(&self, event: &InboundEvent) -> bool {
             Inbound::redelivers(&**self.runtime.discord(), event)
         }
@@ -712,7 +679,7 @@ mod inbound {
     #[tokio::test]
     async fn inbound_interactions_endpoint() {
         let discord = Discord::start(Mode::Interactions).await;
-        assert_eq!(inbound::run(&discord).await, INTERACTIONS_SCENARIOS);
+        assert_eq!(inbound::run(&discord).await, interactions_scenarios());
         assert_eq!(
             discord.runtime.check().await.unwrap(),
             "bot @askgate, interactions endpoint"

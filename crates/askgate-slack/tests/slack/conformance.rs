@@ -236,9 +236,7 @@ mod inbound {
     use askgate_slack::render::{CHECKBOXES_SUFFIX, OTHER_FIELD};
     use askgate_slack::{SlackRuntime, SlackSettings};
     use askgate_store::QuestionRecord;
-    use askgate_testkit::conformance::inbound::{
-        self, Features, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient,
-    };
+    use askgate_testkit::conformance::inbound::{self, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient};
     use askgate_testkit::conformance::nudges::{self, Posted};
     use askgate_testkit::conformance::{Shown, edges};
     use askgate_testkit::slack::{
@@ -253,20 +251,7 @@ mod inbound {
     /// conversation's turn (posts there are a second apart).
     const QUIET: Duration = Duration::from_secs(5);
 
-    const SCENARIOS: [&str; 12] = [
-        "a_tap_on_an_option_answers_the_waiting_agent",
-        "typed_replies_answer_over_several_messages",
-        "answer_opens_a_form_whose_submission_answers",
-        "other_opens_a_free_text_input_whose_words_answer",
-        "a_stranger_is_refused_and_changes_nothing",
-        "a_stranger_in_the_direct_conversation_is_refused_and_changes_nothing",
-        "a_second_tap_is_told_the_question_was_already_answered",
-        "skip_gives_the_agent_no_answer",
-        "a_slow_store_still_applies_the_tap_once",
-        "a_failing_store_loses_no_answer",
-        "a_stranger_who_writes_is_told_the_recipient_block",
-        "link_in_the_direct_conversation_answers_with_the_persons_own_link",
-    ];
+    const SCENARIOS: [&str; 12] = inbound::EVERY_SCENARIO;
 
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     enum Mode {
@@ -411,14 +396,6 @@ mod inbound {
 
     #[async_trait]
     impl PersonPlatform for Slack {
-        fn features(&self) -> Features {
-            Features {
-                groups: true,
-                strangers: true,
-                sink: true,
-            }
-        }
-
         fn redelivers(&self, event: &InboundEvent) -> bool {
             Inbound::redelivers(&**self.runtime.slack(), event)
         }
@@ -624,13 +601,7 @@ mod inbound {
     }
 
     /// Every nudge scenario: Slack has channels.
-    const NUDGES: [&str; 5] = [
-        "a_reminder_replies_to_the_prompt_and_mentions_the_person",
-        "a_reminder_in_a_group_mentions_the_person_and_no_one_else",
-        "markup_in_a_nudge_arrives_as_written_and_mentions_no_one",
-        "a_long_nudge_is_cut_to_the_platform_s_limit",
-        "a_nudge_with_nothing_to_reply_to_is_a_message_of_its_own",
-    ];
+    const NUDGES: [&str; 5] = nudges::EVERY_NUDGE;
 
     /// Reminders and notes under prompts the engine delivered, in the DM
     /// and in a channel (`conformance::nudges`): thread replies with

@@ -89,9 +89,7 @@ mod inbound {
     use askgate_engine::{Engine, Recipient};
     use askgate_store::QuestionRecord;
     use askgate_telegram::TelegramChannel;
-    use askgate_testkit::conformance::inbound::{
-        self, Features, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient,
-    };
+    use askgate_testkit::conformance::inbound::{self, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient};
     use askgate_testkit::conformance::nudges::{self, Posted};
     use askgate_testkit::conformance::{Shown, edges};
     use askgate_testkit::telegram::{Call, FakeTelegram, TgChat, TgMention, TgUser};
@@ -108,28 +106,12 @@ mod inbound {
     const QUIET: Duration = Duration::from_secs(5);
 
     /// Every scenario but Answer…: Telegram has no forms.
-    const SCENARIOS: [&str; 11] = [
-        "a_tap_on_an_option_answers_the_waiting_agent",
-        "typed_replies_answer_over_several_messages",
-        "other_opens_a_free_text_input_whose_words_answer",
-        "a_stranger_is_refused_and_changes_nothing",
-        "a_stranger_in_the_direct_conversation_is_refused_and_changes_nothing",
-        "a_second_tap_is_told_the_question_was_already_answered",
-        "skip_gives_the_agent_no_answer",
-        "a_slow_store_still_applies_the_tap_once",
-        "a_failing_store_loses_no_answer",
-        "a_stranger_who_writes_is_told_the_recipient_block",
-        "link_in_the_direct_conversation_answers_with_the_persons_own_link",
-    ];
+    fn scenarios() -> Vec<&'static str> {
+        inbound::every_scenario_but(&["answer_opens_a_form_whose_submission_answers"])
+    }
 
     /// Every nudge scenario: Telegram has groups.
-    const NUDGES: [&str; 5] = [
-        "a_reminder_replies_to_the_prompt_and_mentions_the_person",
-        "a_reminder_in_a_group_mentions_the_person_and_no_one_else",
-        "markup_in_a_nudge_arrives_as_written_and_mentions_no_one",
-        "a_long_nudge_is_cut_to_the_platform_s_limit",
-        "a_nudge_with_nothing_to_reply_to_is_a_message_of_its_own",
-    ];
+    const NUDGES: [&str; 5] = nudges::EVERY_NUDGE;
 
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     enum Mode {
@@ -354,14 +336,6 @@ mod inbound {
             })
         }
 
-        fn features(&self) -> Features {
-            Features {
-                groups: true,
-                strangers: true,
-                sink: true,
-            }
-        }
-
         fn redelivers(&self, event: &InboundEvent) -> bool {
             Inbound::redelivers(&*self.channel, event)
         }
@@ -492,7 +466,7 @@ mod inbound {
     #[tokio::test]
     async fn inbound_polling() {
         let telegram = Telegram::start(Mode::Polling).await;
-        assert_eq!(inbound::run(&telegram).await, SCENARIOS);
+        assert_eq!(inbound::run(&telegram).await, scenarios());
         // The failed update was polled again from the same offset, not skipped.
         let offsets: Vec<Value> = telegram
             .fake
@@ -509,7 +483,7 @@ mod inbound {
     #[tokio::test]
     async fn inbound_webhook() {
         let telegram = Telegram::start(Mode::Webhook).await;
-        assert_eq!(inbound::run(&telegram).await, SCENARIOS);
+        assert_eq!(inbound::run(&telegram).await, scenarios());
         // The update the store failed was answered 503, and Telegram sent it
         // again until askgate answered 200.
         let deliveries = telegram.fake.webhook_deliveries();

@@ -28,7 +28,7 @@ use askgate_store::QuestionRecord;
 use async_trait::async_trait;
 use tokio::sync::watch;
 
-use super::inbound::{Features, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient};
+use super::inbound::{GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient};
 use super::nudges::Posted;
 use super::outbound::Shown;
 use crate::FakeChannel;
@@ -375,14 +375,6 @@ impl Inbound for TestDouble {
 
 #[async_trait]
 impl PersonPlatform for TestDouble {
-    fn features(&self) -> Features {
-        Features {
-            groups: true,
-            strangers: true,
-            sink: true,
-        }
-    }
-
     fn redelivers(&self, event: &InboundEvent) -> bool {
         Inbound::redelivers(self, event)
     }

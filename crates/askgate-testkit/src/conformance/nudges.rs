@@ -48,6 +48,16 @@ pub struct Posted {
     pub mentions: Vec<String>,
 }
 
+/// Every nudge scenario [`run`] knows, in the order it runs them: what a
+/// platform with groups runs, and what its test asserts ran.
+pub const EVERY_NUDGE: [&str; 5] = [
+    "a_reminder_replies_to_the_prompt_and_mentions_the_person",
+    "a_reminder_in_a_group_mentions_the_person_and_no_one_else",
+    "markup_in_a_nudge_arrives_as_written_and_mentions_no_one",
+    "a_long_nudge_is_cut_to_the_platform_s_limit",
+    "a_nudge_with_nothing_to_reply_to_is_a_message_of_its_own",
+];
+
 /// Every nudge scenario that applies to `platform`, in order, with one
 /// engine and store for them all; returns the names of those that ran. The
 /// fake MUST have refused nothing.

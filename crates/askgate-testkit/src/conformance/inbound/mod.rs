@@ -35,6 +35,38 @@ use crate::conformance::link::link_in_the_direct_conversation_answers_with_the_p
 use crate::conformance::scenario;
 use crate::conformance::strangers::a_stranger_in_the_direct_conversation_is_refused_and_changes_nothing;
 
+/// Every scenario [`run`] knows, in the order it runs them: what a platform
+/// that declares everything (typed replies, Other…, forms, groups,
+/// strangers, the sink) runs, and what its test asserts ran.
+pub const EVERY_SCENARIO: [&str; 12] = [
+    "a_tap_on_an_option_answers_the_waiting_agent",
+    "typed_replies_answer_over_several_messages",
+    "answer_opens_a_form_whose_submission_answers",
+    "other_opens_a_free_text_input_whose_words_answer",
+    "a_stranger_is_refused_and_changes_nothing",
+    "a_stranger_in_the_direct_conversation_is_refused_and_changes_nothing",
+    "a_second_tap_is_told_the_question_was_already_answered",
+    "skip_gives_the_agent_no_answer",
+    "a_slow_store_still_applies_the_tap_once",
+    "a_failing_store_loses_no_answer",
+    "a_stranger_who_writes_is_told_the_recipient_block",
+    "link_in_the_direct_conversation_answers_with_the_persons_own_link",
+];
+
+/// [`EVERY_SCENARIO`] without `left_out`, for a platform whose declarations
+/// leave those out (each named so that the test says why); panics on a
+/// name that is no scenario, so that a typo cannot pass.
+#[must_use]
+pub fn every_scenario_but(left_out: &[&str]) -> Vec<&'static str> {
+    for name in left_out {
+        assert!(EVERY_SCENARIO.contains(name), "{name:?} is no inbound scenario");
+    }
+    EVERY_SCENARIO
+        .into_iter()
+        .filter(|name| !left_out.contains(name))
+        .collect()
+}
+
 /// Every scenario that applies to `platform`, in order, with one engine
 /// and store for them all; returns the names of those that ran.
 pub async fn run(platform: &dyn PersonPlatform) -> Vec<&'static str> {

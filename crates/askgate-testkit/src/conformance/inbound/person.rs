@@ -84,6 +84,16 @@ pub struct Features {
     pub sink: bool,
 }
 
+impl Features {
+    /// A chat platform's: groups, someone else who can act, and events
+    /// through the sink. What [`PersonPlatform::features`] assumes.
+    pub const CHAT: Self = Self {
+        groups: true,
+        strangers: true,
+        sink: true,
+    };
+}
+
 /// Who acts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Who {
@@ -126,8 +136,11 @@ pub enum Seen {
 /// most [`PATIENCE`], and returns [`Seen::Nothing`] when nothing came.
 #[async_trait]
 pub trait PersonPlatform: Send + Sync {
-    /// What applies to this platform.
-    fn features(&self) -> Features;
+    /// What applies to this platform: a chat platform's
+    /// ([`Features::CHAT`]) unless it says otherwise.
+    fn features(&self) -> Features {
+        Features::CHAT
+    }
 
     /// The adapter, as the engine uses it.
     fn channel(&self) -> Arc<dyn Channel>;
