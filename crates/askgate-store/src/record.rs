@@ -57,6 +57,12 @@ impl QuestionStatus {
     pub fn is_final(self) -> bool {
         self != Self::Pending
     }
+
+    /// Whether a person ended the question this way (answered or skipped):
+    /// a person's resolution counts only while the question is not yet due.
+    pub fn is_by_person(self) -> bool {
+        matches!(self, Self::Answered | Self::Skipped)
+    }
 }
 
 impl fmt::Display for QuestionStatus {

@@ -73,7 +73,7 @@ impl Engine {
         resolution: Resolution,
         event: Option<EventKey<'_>>,
     ) -> Result<ForEvent<Option<QuestionRecord>>, EngineError> {
-        let by_person = matches!(resolution.status, QuestionStatus::Answered | QuestionStatus::Skipped);
+        let by_person = resolution.status.is_by_person();
         let at = resolution.at;
         let stored = match event {
             Some(event) => self.inner.store.resolve_for_event(id, &resolution, event).await?,

@@ -419,7 +419,7 @@ async fn resolve_batch(pool: &PgPool, jobs: &[Resolve]) -> Result<HashMap<String
         statuses.push(job.resolution.status.as_str());
         resolutions.push(encode(&job.resolution)?);
         times.push(job.resolution.at);
-        by_person.push(super::by_person(&job.resolution));
+        by_person.push(job.resolution.status.is_by_person());
     }
     let mut tx = pool.begin().await?;
     // The rows locked in id order first (a materialized CTE runs before the

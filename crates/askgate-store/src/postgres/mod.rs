@@ -784,12 +784,6 @@ async fn get_alone(pool: &PgPool, id: &QuestionId) -> Result<Option<QuestionReco
     row.map(QuestionRow::decode).transpose()
 }
 
-/// Whether a person ended the question (answered or skipped), who may do so
-/// only while it is not yet due.
-fn by_person(resolution: &Resolution) -> bool {
-    matches!(resolution.status, QuestionStatus::Answered | QuestionStatus::Skipped)
-}
-
 /// The compare-and-set from `pending`: only the first resolution finds the
 /// question pending, and a person's only while it is not yet due. The
 /// record as it is now when this call resolved it.
@@ -807,7 +801,7 @@ async fn resolve_in(
     .bind(encode(resolution)?)
     .bind(resolution.at)
     .bind(id.as_str())
-    .bind(by_person(resolution))
+    .bind(resolution.status.is_by_person())
     .fetch_optional(conn)
     .await?;
     row.map(QuestionRow::decode).transpose()

@@ -335,7 +335,7 @@ pub(super) fn resolve(
 ) -> Result<Option<QuestionRecord>, StoreError> {
     // Only the first resolution finds it pending, and a person's only while
     // the question is not yet due.
-    let by_person = matches!(status, QuestionStatus::Answered | QuestionStatus::Skipped);
+    let by_person = status.is_by_person();
     let row = conn
         .prepare_cached(concat!(
             "UPDATE questions SET status = ?, resolution = ?, resolved_at = ? \
