@@ -284,11 +284,12 @@ fn labels() -> impl Strategy<Value = Vec<String>> {
 }
 
 /// A normalized text without the normalized ` (Recommended)` suffix, as
-/// the spec compares a label typed without it.
-fn bare(normalized: &str) -> &str {
+/// the spec compares a label typed without it: what stood before the suffix
+/// is normalized again, so `2 . (Recommended)` is typed `2`.
+fn bare(normalized: &str) -> String {
     normalized
         .strip_suffix("(recommended)")
-        .map_or(normalized, str::trim_end)
+        .map_or_else(|| normalized.to_owned(), normalize)
 }
 
 /// Whether the spec lets `typed` mean an option other than `index`: some
@@ -338,6 +339,9 @@ fn mixed_case(text: &str, mask: &[bool]) -> String {
         .collect()
 }
 
+/// The characters that open the quote pairs normalizing drops (spec §5).
+const OPENING_QUOTES: [char; 8] = ['"', '\'', '`', '“', '‘', '「', '『', '«'];
+
 /// The ways a person may type `label`: as written, in another case,
 /// full-width, quoted, without its ` (Recommended)` suffix.
 fn label_variants(label: &str, mask: &[bool]) -> Vec<String> {
@@ -352,8 +356,12 @@ fn label_variants(label: &str, mask: &[bool]) -> Vec<String> {
         variants.push(mixed_case(&form, mask));
         variants.push(form.chars().map(full_width).collect());
         variants.push(format!("  {form}\t"));
-        variants.push(format!("\"{form}\""));
-        variants.push(format!("「{form}」"));
+        // Normalizing drops one pair of quotes (spec §5): a person quotes a
+        // label that is not quoted already.
+        if !form.trim_start().starts_with(OPENING_QUOTES) {
+            variants.push(format!("\"{form}\""));
+            variants.push(format!("「{form}」"));
+        }
         variants.push(form);
     }
     variants

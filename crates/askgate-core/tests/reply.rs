@@ -146,6 +146,10 @@ fn a_label_equal_to_a_number_wins_over_the_number() {
     assert_eq!(answer(&request, "3"), ["#1"]);
     assert_eq!(answer(&request, "2"), ["#2"]);
     assert_eq!(answer(&request, "(1)"), ["#1"]);
+    // Read without its suffix and its stop, `2 . (Recommended)` is typed `2`.
+    let request = single(&["2 . (Recommended)", "A", "B"]);
+    assert_eq!(answer(&request, "2"), ["#1"]);
+    assert_eq!(answer(&request, "3"), ["#3"]);
 }
 
 #[test]
