@@ -5,6 +5,7 @@
 //! configuration and `askgate prompt render` name no platform.
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use askgate_core::channel::Destination;
@@ -394,12 +395,32 @@ impl<'e> ConfigCheck<'e> {
 pub struct ServerContext<'a> {
     /// `server.public_url`, where platforms can reach askgate's webhooks.
     pub public_url: Option<&'a str>,
+    /// `server.data_dir`, under which a channel keeps what must outlive a
+    /// restart ([`ServerContext::channel_dir`]); `None`: nothing on disk.
+    pub data_dir: Option<&'a Path>,
 }
 
 impl<'a> ServerContext<'a> {
     /// The context of a server reachable at `public_url`, if any.
     pub fn new(public_url: Option<&'a str>) -> Self {
-        Self { public_url }
+        Self {
+            public_url,
+            data_dir: None,
+        }
+    }
+
+    /// The same context, with askgate's data directory.
+    #[must_use]
+    pub fn with_data_dir(mut self, data_dir: &'a Path) -> Self {
+        self.data_dir = Some(data_dir);
+        self
+    }
+
+    /// The folder channel `name` keeps its own state in (a Matrix
+    /// channel's encryption keys): `<data_dir>/channels/<name>`, one per
+    /// channel so that two never share one; `None` without a data directory.
+    pub fn channel_dir(&self, name: &str) -> Option<PathBuf> {
+        self.data_dir.map(|dir| dir.join("channels").join(name))
     }
 }
 

@@ -9,7 +9,9 @@
 //! Mode and signed HTTP delivery); what they share is in [`fake`].
 //! [`conformance`] is the suite every adapter runs against its fake;
 //! [`bench`](mod@bench) what the benchmarks share; [`postgres`] a test's own
-//! schema on the test PostgreSQL. Nothing here is used outside tests.
+//! schema on the test PostgreSQL; [`synapse`] a real Synapse homeserver
+//! (Matrix) on `127.0.0.1`, installed into a virtualenv under the target
+//! directory. Nothing here is used outside tests.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -26,6 +28,7 @@ pub mod discord;
 pub mod fake;
 pub mod postgres;
 pub mod slack;
+pub mod synapse;
 pub mod telegram;
 
 /// One call the engine made on a [`FakeChannel`].

@@ -135,7 +135,8 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
     let store = store::store(&raw.store, &server.data_dir, &mut check);
     let retention = store::retention(&raw.store);
     let kinds = kinds();
-    let channels = channels(&raw, &kinds, channels_set_aside, &mut check);
+    let context = ServerContext::new(raw.server.public_url.as_deref()).with_data_dir(&server.data_dir);
+    let channels = channels(&raw, &kinds, context, channels_set_aside, &mut check);
     let longest_wait = agents::longest_wait(&raw.agents, env);
     let recipients = recipients::recipients(&raw.recipients, &raw.channels, &kinds, longest_wait, &mut check);
     if raw.recipients.is_empty() && !recipients_set_aside {
@@ -180,6 +181,7 @@ pub(crate) fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<
 fn channels(
     raw: &RawConfig,
     kinds: &[Box<dyn AdapterKind>],
+    server: ServerContext<'_>,
     set_aside: bool,
     check: &mut ConfigCheck<'_>,
 ) -> Vec<Box<dyn ChannelSettings>> {
@@ -188,7 +190,6 @@ fn channels(
         .map(|k| format!("\"{}\"", k.kind()))
         .collect::<Vec<_>>()
         .join(", ");
-    let server = ServerContext::new(raw.server.public_url.as_deref());
     let mut channels = Vec::new();
     for (name, channel) in &raw.channels {
         match kinds.iter().find(|k| k.kind() == channel.kind) {
@@ -326,7 +327,7 @@ fn set_aside(table: &mut toml::Table, path: &serde_path_to_error::Path) -> bool 
 fn file_problem(text: &str, error: &toml::de::Error) -> Problems {
     Problems(vec![Problem {
         key: "(file)".into(),
-        what: error.message().trim_end_matches('.').to_owned() + &location(text, error.span()) + ".",
+        what: error.message().trim_end_matches('.').to_owned() + location(text, error.span()).as_str() + ".",
         fix: "correct the value; config/example.toml lists every option with its type.".into(),
     }])
 }
