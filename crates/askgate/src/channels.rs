@@ -11,6 +11,7 @@ pub(crate) fn kinds() -> Vec<Box<dyn AdapterKind>> {
         Box::new(askgate_telegram::Telegram),
         Box::new(askgate_discord::Discord),
         Box::new(askgate_slack::Slack),
+        Box::new(askgate_matrix::Matrix),
     ]
 }
 

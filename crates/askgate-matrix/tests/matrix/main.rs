@@ -1,0 +1,10 @@
+//! The Matrix adapter's integration tests, one binary (`CODE_STYLE.md`):
+//! its configuration, decoding with the spec's own event samples, and the
+//! conformance suites against a real Synapse homeserver.
+
+mod config;
+mod conformance;
+mod decode;
+mod person;
+mod session;
+mod view;
