@@ -6,16 +6,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use askgate_adapter::SendLines;
-use askgate_adapter::cause::bounded;
 use askgate_adapter::deliver::{deliver_parts, idempotency_key};
 use askgate_core::channel::{Channel, ChannelError, Delivery, DeliveryError, Destination, MessageRef, Nudge, Outgoing};
 use askgate_core::render::{ButtonLimits, FreeTextInput, Measure};
 use askgate_core::{Capabilities, Presentation, Summary};
 use async_trait::async_trait;
-use matrix_sdk::authentication::matrix::MatrixSession;
-use matrix_sdk::config::RequestConfig;
-use matrix_sdk::ruma::{OwnedDeviceId, OwnedRoomId, OwnedTransactionId, OwnedUserId, RoomId, UserId};
-use matrix_sdk::{Client, Room, SessionMeta, SessionTokens};
+use matrix_sdk::ruma::{OwnedRoomId, OwnedTransactionId, RoomId, UserId};
+use matrix_sdk::{Client, Room};
 use serde_json::Value;
 use tokio::sync::{OnceCell, watch};
 
@@ -27,13 +24,6 @@ use crate::render::{self, MESSAGE, POLL_END, POLL_START, Relation};
 /// What people call the platform: summaries of questions answered here
 /// name it ("Answered by Alice in Matrix").
 pub const DISPLAY_NAME: &str = "Matrix";
-
-/// How long one request to the homeserver may take (a sync's own wait
-/// comes on top).
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The longest `whoami` answer askgate reads.
-const WHOAMI_BYTES: usize = 64 * 1024;
 
 /// How long resolving a person's direct room waits for the first sync,
 /// which tells which rooms askgate already shares with them.
@@ -103,103 +93,7 @@ impl MatrixChannel {
     }
 
     async fn connect(&self) -> Result<Client, ChannelError> {
-        let settings = &self.settings;
-        let user_id = OwnedUserId::try_from(settings.user_id.as_str()).map_err(|_| ChannelError::Rejected {
-            reason: format!("\"{}\" is not a Matrix user id", settings.user_id),
-        })?;
-        let mut builder = Client::builder()
-            .homeserver_url(&settings.homeserver)
-            .request_config(RequestConfig::new().timeout(REQUEST_TIMEOUT).retry_limit(2));
-        if let Some(dir) = &settings.store_dir {
-            std::fs::create_dir_all(dir).map_err(|error| ChannelError::Unavailable {
-                reason: format!("could not create {}: {error}", dir.display()),
-            })?;
-            builder = builder.sqlite_store(dir, None);
-        }
-        let client = builder.build().await.map_err(|error| ChannelError::Unavailable {
-            reason: bounded(&error.to_string()),
-        })?;
-        let device_id = match &settings.device_id {
-            Some(device) => OwnedDeviceId::from(device.as_str()),
-            None => self.device_of_token(&client).await?,
-        };
-        let session = MatrixSession {
-            meta: SessionMeta { user_id, device_id },
-            tokens: SessionTokens {
-                access_token: settings.access_token.expose().to_owned(),
-                refresh_token: None,
-            },
-        };
-        client.restore_session(session).await.map_err(|error| match &error {
-            matrix_sdk::Error::Http(_) => channel_error(&error),
-            // The keys kept for another account or device.
-            _ => ChannelError::Rejected {
-                reason: format!(
-                    "the session could not be restored ({}); if the bot's account or device changed, remove {}",
-                    bounded(&error.to_string()),
-                    settings
-                        .store_dir
-                        .as_ref()
-                        .map_or_else(|| "its data folder".to_owned(), |dir| dir.display().to_string())
-                ),
-            },
-        })?;
-        Ok(client)
-    }
-
-    /// The device the access token was issued to, asked of the homeserver
-    /// (`GET /account/whoami`) when the configuration names none. Asked
-    /// over plain HTTP: the client has no session until it knows the
-    /// device. The answer is read within [`WHOAMI_BYTES`].
-    async fn device_of_token(&self, client: &Client) -> Result<OwnedDeviceId, ChannelError> {
-        let url = format!("{}/_matrix/client/v3/account/whoami", self.settings.homeserver);
-        let unavailable = |error: &dyn std::fmt::Display| ChannelError::Unavailable {
-            reason: bounded(&error.to_string()),
-        };
-        // The token goes in the request's header only.
-        let mut response = client
-            .http_client()
-            .get(&url)
-            .bearer_auth(self.settings.access_token.expose())
-            .timeout(REQUEST_TIMEOUT)
-            .send()
-            .await
-            .map_err(|error| unavailable(&error.without_url()))?;
-        let status = response.status().as_u16();
-        let mut body = Vec::new();
-        while let Some(chunk) = response
-            .chunk()
-            .await
-            .map_err(|error| unavailable(&error.without_url()))?
-        {
-            if body.len() + chunk.len() > WHOAMI_BYTES {
-                return Err(ChannelError::Unavailable {
-                    reason: format!("the homeserver's whoami answer is longer than {WHOAMI_BYTES} bytes"),
-                });
-            }
-            body.extend_from_slice(&chunk);
-        }
-        let answer: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        let words = || {
-            let code = answer["errcode"].as_str().unwrap_or("no error code");
-            let error = answer["error"].as_str().unwrap_or("no explanation");
-            bounded(&format!("HTTP {status}, {code}: {error}"))
-        };
-        match status {
-            200 => answer["device_id"]
-                .as_str()
-                .map(OwnedDeviceId::from)
-                .ok_or_else(|| ChannelError::Rejected {
-                    reason: "the access token belongs to no device: log the bot in with a device, then set device_id"
-                        .into(),
-                }),
-            401 => Err(ChannelError::Unauthorized),
-            429 => Err(ChannelError::RateLimited {
-                retry_after: Duration::from_secs(5),
-            }),
-            500.. => Err(ChannelError::Unavailable { reason: words() }),
-            _ => Err(ChannelError::Rejected { reason: words() }),
-        }
+        crate::session::connect(&self.settings).await
     }
 
     /// Checks the session with `whoami`: who the bot is, on which

@@ -27,6 +27,7 @@ struct ChannelKeys {
     homeserver: Option<String>,
     user_id: Option<String>,
     access_token: Option<String>,
+    password: Option<String>,
     device_id: Option<String>,
 }
 
@@ -47,14 +48,36 @@ pub struct MatrixSettings {
     pub homeserver: String,
     /// The bot's own user id (`@askgate:example.org`).
     pub user_id: String,
-    /// The bot's access token.
-    pub access_token: Secret,
+    /// How the bot signs in.
+    pub login: Login,
     /// The device the access token belongs to; asked of the homeserver
     /// (`whoami`) when not configured.
     pub device_id: Option<String>,
     /// Where the encryption keys and room state are kept; `None` keeps
     /// them in memory (tests), which a restart loses.
     pub store_dir: Option<PathBuf>,
+}
+
+/// How the bot signs in to its homeserver.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Login {
+    /// The access token of a login made elsewhere (with its device).
+    Token(Secret),
+    /// The bot's password: askgate logs in once, as a device of its own, and
+    /// keeps that session in the channel's folder (`session.json`), so that
+    /// every later start is the same device with the same keys.
+    Password(Secret),
+}
+
+impl Login {
+    /// The configuration key the credential is at (for problems).
+    pub fn key(&self) -> &'static str {
+        match self {
+            Self::Token(_) => "access_token",
+            Self::Password(_) => "password",
+        }
+    }
 }
 
 impl ChannelSettings for MatrixSettings {
@@ -125,12 +148,33 @@ impl AdapterKind for Matrix {
                 None
             }
         };
-        let access_token = check.platform_secret(
-            &key("access_token"),
-            keys.access_token.as_deref(),
-            "a Matrix channel needs the bot's access token.",
-            "add access_token = \"${MATRIX_ACCESS_TOKEN}\" and export the token of the bot's login (docs/channels/matrix.md).",
-        );
+        let login = match (keys.access_token.as_deref(), keys.password.as_deref()) {
+            (Some(_), Some(_)) => {
+                check.problem(
+                    &key("password"),
+                    "access_token and password are both set.",
+                    "keep one: an access token of a login made elsewhere, or the password for askgate to log in once.",
+                );
+                None
+            }
+            (None, Some(password)) => check
+                .required_secret(
+                    &key("password"),
+                    Some(password),
+                    "",
+                    "export the bot's password",
+                    "the password",
+                )
+                .map(Login::Password),
+            (token, None) => check
+                .platform_secret(
+                    &key("access_token"),
+                    token,
+                    "a Matrix channel needs the bot's access token (or its password, for askgate to log in once).",
+                    "add access_token = \"${MATRIX_ACCESS_TOKEN}\" and export the token of the bot's login, or password = \"${MATRIX_PASSWORD}\" (docs/channels/matrix.md).",
+                )
+                .map(Login::Token),
+        };
         let device_id = keys
             .device_id
             .as_deref()
@@ -139,7 +183,7 @@ impl AdapterKind for Matrix {
             name: name.to_owned(),
             homeserver: homeserver?.trim_end_matches('/').to_owned(),
             user_id: user_id?,
-            access_token: access_token?,
+            login: login?,
             device_id,
             store_dir: server.channel_dir(name),
         }))

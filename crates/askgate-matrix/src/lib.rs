@@ -8,6 +8,7 @@
 //! | [`decode`] | timeline events (messages, replies, thread messages, poll responses) → askgate's normalized [`askgate_core::InboundEvent`]s |
 //! | [`react`] | the shared driver's [`askgate_adapter::Inbound`]; the engine's [`askgate_core::Reaction`] shown the Matrix way (a reply, in the thread where there is one) |
 //! | [`runtime`] | [`MatrixRuntime`]: `whoami`, then the sync loop, as the binary runs any channel |
+//! | `session` | the client built and signed in: a configured access token, or a password login made once and kept in the channel's folder |
 //! | [`sync`] | the sync loop: invitations accepted, each event taken by the shared driver, the sync token saved only after a batch's effects are stored |
 //! | [`markup`] | agent text made inert: `@room` and user ids defused (no HTML is ever sent) |
 //! | [`limits`] | Matrix's limits on what askgate sends, in the unit the homeserver counts |
@@ -34,8 +35,9 @@ pub mod markup;
 pub mod react;
 pub mod render;
 pub mod runtime;
+mod session;
 pub mod sync;
 
 pub use channel::MatrixChannel;
-pub use config::{Matrix, MatrixSettings};
+pub use config::{Login, Matrix, MatrixSettings};
 pub use runtime::MatrixRuntime;

@@ -36,11 +36,11 @@ impl ChannelRuntime for MatrixRuntime {
     async fn check(&self) -> Result<String, CheckError> {
         self.channel.check().await.map_err(|error| {
             Problem::from_check(
-                format!("channels.{}.access_token", self.name()),
+                format!("channels.{}.{}", self.name(), self.channel.settings().login.key()),
                 "the Matrix homeserver",
                 "whoami",
                 &error,
-                "log the bot in again and set its new access token (docs/channels/matrix.md).",
+                "log the bot in again and set its new access token, or check its password (docs/channels/matrix.md).",
             )
         })
     }

@@ -76,13 +76,22 @@ impl std::fmt::Debug for Api {
 /// root certificates, or where it has none, the Mozilla roots askgate
 /// carries (webpki-roots); HTTP/1.1 only, so that [`Bounded`] bounds each
 /// answer.
+///
+/// The TLS provider is ring, named here rather than taken from the
+/// process: a build that links rustls's aws-lc-rs as well (matrix-sdk's
+/// reqwest does) leaves rustls no default to pick.
 pub fn connector(api_url: &str) -> Connector {
+    let ring = || rustls::crypto::ring::default_provider();
     let builder = hyper_rustls::HttpsConnectorBuilder::new();
-    let builder = match builder.with_native_roots() {
+    let builder = match builder.with_provider_and_native_roots(ring()) {
         Ok(builder) => builder,
         Err(error) => {
             tracing::warn!(%error, "the machine's root certificates cannot be read; using the Mozilla roots askgate carries");
-            hyper_rustls::HttpsConnectorBuilder::new().with_webpki_roots()
+            // ring supports the safe default protocol versions: this cannot fail.
+            match hyper_rustls::HttpsConnectorBuilder::new().with_provider_and_webpki_roots(ring()) {
+                Ok(builder) => builder,
+                Err(_) => hyper_rustls::HttpsConnectorBuilder::new().with_webpki_roots(),
+            }
         }
     };
     let https = builder.https_or_http().enable_http1().build();

@@ -43,6 +43,11 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     without_huge_pages();
+    // Every TLS client askgate makes (Telegram, Discord, Slack, OpenID
+    // Connect, PostgreSQL, Matrix) takes the process's provider: ring.
+    // matrix-sdk links aws-lc-rs as well, and with two providers rustls
+    // would pick none. Installing fails only if one is installed already.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = cli::Cli::parse();
     match cli.command {
         cli::Command::Prompt(command) => prompt::run(command),

@@ -111,3 +111,40 @@ fn a_recipient_is_a_person_or_a_room_with_answerers() {
         );
     }
 }
+
+#[test]
+fn a_password_instead_of_a_token_logs_in_once_and_never_both() {
+    let env = |name: &str| (name == "MATRIX_PASSWORD").then(|| "correct horse".to_owned());
+    let base = "homeserver = \"https://matrix.example.org\"\nuser_id = \"@askgate:example.org\"\n";
+    let mut check = ConfigCheck::new(&env);
+    let settings = Matrix
+        .channel(
+            &mut check,
+            "mx",
+            table(&format!("{base}password = \"${{MATRIX_PASSWORD}}\"\n")),
+            ServerContext::new(None),
+        )
+        .expect("a password is enough");
+    assert!(check.problems().is_empty(), "{:?}", check.problems());
+    assert!(
+        !format!("{settings:?}").contains("correct horse"),
+        "the password is never shown"
+    );
+    let mut check = ConfigCheck::new(&env);
+    let both = Matrix.channel(
+        &mut check,
+        "mx",
+        table(&format!("{base}password = \"x\"\naccess_token = \"y\"\n")),
+        ServerContext::new(None),
+    );
+    assert!(both.is_none());
+    assert_eq!(check.problems()[0].key, "channels.mx.password");
+    let mut check = ConfigCheck::new(&env);
+    assert!(
+        Matrix
+            .channel(&mut check, "mx", table(base), ServerContext::new(None))
+            .is_none()
+    );
+    assert_eq!(check.problems()[0].key, "channels.mx.access_token");
+    assert!(check.problems()[0].fix.contains("password"), "{:?}", check.problems());
+}

@@ -13,7 +13,7 @@ use askgate_adapter::Inbound;
 use askgate_core::QuestionId;
 use askgate_core::channel::{Channel, Destination, InboundEvent, InboundSink, MessageRef, UserRef};
 use askgate_engine::{Engine, Recipient};
-use askgate_matrix::{MatrixChannel, MatrixSettings};
+use askgate_matrix::{Login, MatrixChannel, MatrixSettings};
 use askgate_store::QuestionRecord;
 use askgate_testkit::conformance::inbound::{self, GROUP, PATIENCE, PERSON, PersonPlatform, Seen, Who, recipient};
 use askgate_testkit::conformance::nudges::{self, Posted};
@@ -38,7 +38,7 @@ pub(crate) async fn bot(synapse: &Synapse) -> MatrixChannel {
         name: CHANNEL.into(),
         homeserver: synapse.url(),
         user_id: account.user_id,
-        access_token: askgate_adapter::Secret::new(account.access_token),
+        login: Login::Token(askgate_adapter::Secret::new(account.access_token)),
         device_id: Some(account.device_id),
         store_dir: None,
     })

@@ -12,7 +12,7 @@ use askgate_adapter::{CheckError, Secret};
 use askgate_core::channel::{Channel, ChannelError, Destination, Outgoing};
 use askgate_core::render::TextPrompt;
 use askgate_core::{Presentation, QuestionId};
-use askgate_matrix::{MatrixChannel, MatrixRuntime, MatrixSettings};
+use askgate_matrix::{Login, MatrixChannel, MatrixRuntime, MatrixSettings};
 use askgate_testkit::synapse::Synapse;
 use serde_json::json;
 
@@ -33,7 +33,7 @@ async fn the_check_says_who_the_bot_is_and_a_refused_token_is_the_admin_s_to_fix
         name: "mx".into(),
         homeserver: synapse.url(),
         user_id: user,
-        access_token: Secret::new("syt_not_a_token".into()),
+        login: Login::Token(Secret::new("syt_not_a_token".into())),
         device_id: None,
         store_dir: None,
     });
@@ -77,4 +77,48 @@ async fn a_recipient_s_thread_gets_its_prompts() {
     assert_eq!(seen["content"]["m.relates_to"]["rel_type"], json!("m.thread"));
     assert_eq!(seen["content"]["m.relates_to"]["event_id"], json!(thread_root));
     assert_eq!(seen["content"]["body"], json!("In the thread?"));
+}
+
+/// The device in what `check` found (`@bot:hs on http://…, device ABC`).
+fn device(found: &str) -> &str {
+    found.rsplit_once("device ").map_or("", |(_, device)| device)
+}
+
+#[tokio::test]
+async fn a_password_logs_in_once_and_every_start_after_is_the_same_device() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let synapse = Synapse::shared();
+    let account = synapse.register(&Synapse::unique_localpart("askgate"), false).await;
+    let data = tempfile::tempdir().unwrap();
+    let folder = data.path().join("channels").join("mx");
+    let settings = |password: &str| MatrixSettings {
+        name: "mx".into(),
+        homeserver: synapse.url(),
+        user_id: account.user_id.clone(),
+        login: Login::Password(Secret::new(password.to_owned())),
+        device_id: None,
+        store_dir: Some(folder.clone()),
+    };
+    let first = MatrixChannel::new(settings(&account.password)).check().await.unwrap();
+    assert!(!device(&first).is_empty(), "{first}");
+    assert_ne!(
+        device(&first),
+        account.device_id,
+        "askgate logged in as a device of its own"
+    );
+    let kept = folder.join("session.json");
+    let mode = std::fs::metadata(&kept).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "the kept session is askgate's user's only");
+    // Started again: the kept session, not a new login (the password is
+    // not even asked).
+    let again = MatrixChannel::new(settings("not the password")).check().await.unwrap();
+    assert_eq!(device(&again), device(&first), "{again}");
+    // A wrong password, where nothing is kept, is the admin's to fix.
+    std::fs::remove_file(&kept).unwrap();
+    let runtime = MatrixRuntime::new(Arc::new(MatrixChannel::new(settings("not the password"))));
+    let Err(CheckError::Refused(problem)) = runtime.check().await else {
+        panic!("a wrong password is refused");
+    };
+    assert_eq!(problem.key, "channels.mx.password");
+    assert!(!problem.to_string().contains(&account.password), "{problem}");
 }

@@ -36,7 +36,7 @@ const WAIT: Duration = Duration::from_secs(10);
 /// that also speaks plain HTTP, and the fake's API URL.
 fn client(fake: &FakeSlack) -> Arc<SlackHyperClient> {
     let connector = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_native_roots()
+        .with_provider_and_native_roots(rustls::crypto::ring::default_provider())
         .unwrap()
         .https_or_http()
         .enable_http1()
