@@ -10,8 +10,8 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use super::repo_root;
 
@@ -135,38 +135,8 @@ impl Venv {
     }
 }
 
-/// Everything written to `file` (a log a child wrote to), as text; output
-/// that is not UTF-8 is still worth showing.
-/// Runs `command` with its stdin closed and its output (stdout and stderr,
-/// as they came) kept in a file, for at most `within`: how it exited
-/// (`None`: it ran out of time and was killed) and what it wrote. The
-/// suites that run an outside tool (pip, pytest, npm) wait on it this way.
-pub(crate) fn run_within(command: &mut Command, within: Duration) -> std::io::Result<(Option<ExitStatus>, String)> {
-    let log = tempfile::tempfile()?;
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log.try_clone()?)
-        .spawn()?;
-    let deadline = Instant::now() + within;
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    Ok((status, read_back(log)))
-}
-
-pub(crate) fn read_back(mut file: File) -> String {
-    use std::io::{Read as _, Seek as _};
-    file.rewind().expect("the file rewinds");
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).expect("the file can be read");
-    String::from_utf8_lossy(&bytes).into_owned()
-}
+/// Running a setup command within its bound, and reading back what it
+/// wrote: the testkit's, which Synapse's setup uses too. (Each suite that
+/// includes the harness uses a part of it.)
+#[allow(unused_imports, reason = "each suite that includes the harness uses a part of it")]
+pub(crate) use askgate_testkit::process::{read_back, run_within};

@@ -11,6 +11,7 @@
 //! | [`lines`] | [`SendLines`]: each conversation's messages in order, without holding up others; rate limits waited out |
 //! | [`deliver`] | delivering a prompt part by part, resumable, with partial progress on failure |
 //! | [`finish`] | a finished prompt's text and summary laid out within the message's limit, counted after escaping |
+//! | [`mention`] | `@names` in sent text defused with a word joiner, where a platform finds mentions in plain text |
 //! | [`nudge`] | a nudge's mentions, each once and checked, and its outcome logged alike on every platform |
 //! | [`backoff`] | the one retry policy, re-exported from `askgate-core` (the engine's too) |
 //! | [`cause`] | a platform out of reach described by what happened (`Connection refused`), not only "error sending request"; outside error text cut to one short line |
@@ -31,6 +32,7 @@ pub mod driver;
 pub mod finish;
 pub mod introduce;
 pub mod lines;
+pub mod mention;
 pub mod nudge;
 pub mod read;
 pub mod runtime;

@@ -37,7 +37,12 @@ pub fn measure(text: &str) -> usize {
         bytes += match c {
             '"' | '\\' | '\n' | '\r' | '\t' => 2,
             c if u32::from(c) < 0x20 => 6,
-            '@' if chars.peek().is_some_and(|next| next.is_alphanumeric() || *next == '_') => 1 + 3,
+            '@' if chars
+                .peek()
+                .is_some_and(|next| askgate_adapter::mention::starts_name(*next)) =>
+            {
+                1 + askgate_adapter::mention::WORD_JOINER.len_utf8()
+            }
             c => c.len_utf8(),
         };
     }

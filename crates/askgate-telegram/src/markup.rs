@@ -2,27 +2,15 @@
 //! teloxide's escaping helper), and `@mentions` defused so that no one is
 //! notified by text an agent wrote.
 
-/// An invisible character that stops Telegram from reading `@name` as a mention.
-const WORD_JOINER: char = '\u{2060}';
-
 /// `text` escaped for `parse_mode = HTML`, with mentions defused.
 pub fn html(text: &str) -> String {
     teloxide::utils::html::escape(&defuse_mentions(text))
 }
 
-/// Inserts a word joiner after every `@` that starts a name, so that
-/// Telegram shows `@username` but does not make it a mention entity.
-pub fn defuse_mentions(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        out.push(c);
-        if c == '@' && chars.peek().is_some_and(|next| next.is_alphanumeric() || *next == '_') {
-            out.push(WORD_JOINER);
-        }
-    }
-    out
-}
+/// A word joiner after every `@` that starts a name, so that Telegram shows
+/// `@username` but does not make it a mention entity (the adapters' shared
+/// [`askgate_adapter::mention::defuse`]).
+pub use askgate_adapter::mention::defuse as defuse_mentions;
 
 #[cfg(test)]
 mod tests {

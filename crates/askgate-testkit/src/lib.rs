@@ -9,7 +9,8 @@
 //! Mode and signed HTTP delivery); what they share is in [`fake`].
 //! [`conformance`] is the suite every adapter runs against its fake;
 //! [`bench`](mod@bench) what the benchmarks share; [`postgres`] a test's own
-//! schema on the test PostgreSQL; [`synapse`] a real Synapse homeserver
+//! schema on the test PostgreSQL; [`process`] an outside program run within a
+//! time bound; [`synapse`] a real Synapse homeserver
 //! (Matrix) on `127.0.0.1`, installed into a virtualenv under the target
 //! directory. Nothing here is used outside tests.
 
@@ -27,6 +28,7 @@ pub mod conformance;
 pub mod discord;
 pub mod fake;
 pub mod postgres;
+pub mod process;
 pub mod slack;
 pub mod synapse;
 pub mod telegram;

@@ -27,10 +27,10 @@
 //! outlives any one test's runtime); the HTTP calls are `async`.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read as _, Seek as _, Write as _};
+use std::io::{Read as _, Write as _};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -553,39 +553,11 @@ fn virtualenv_python() -> PathBuf {
 )]
 fn setup(what: &str, missing: &str, command: &mut Command) {
     println!("Synapse test setup: {what}");
-    let (status, output) = run_within(command, INSTALL_TIMEOUT)
+    let (status, output) = crate::process::run_within(command, INSTALL_TIMEOUT)
         .unwrap_or_else(|error| panic!("Synapse test setup: could not run {what} ({error}). {missing}"));
     match status {
         Some(status) if status.success() => {}
         Some(status) => panic!("Synapse test setup: {what} failed ({status}). {missing}\n{output}"),
         None => panic!("Synapse test setup: {what} did not finish within {INSTALL_TIMEOUT:?}. {missing}\n{output}"),
     }
-}
-
-/// Runs `command` for at most `within`: how it exited (`None`: it ran out
-/// of time and was killed) and what it wrote to stdout and stderr.
-fn run_within(command: &mut Command, within: Duration) -> std::io::Result<(Option<ExitStatus>, String)> {
-    // One open file for both, so that they share its offset.
-    let mut log = tempfile::tempfile()?;
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log.try_clone()?)
-        .spawn()?;
-    let deadline = Instant::now() + within;
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let mut output = Vec::new();
-    log.rewind()?;
-    log.read_to_end(&mut output)?;
-    Ok((status, String::from_utf8_lossy(&output).into_owned()))
 }
