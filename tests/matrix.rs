@@ -16,16 +16,13 @@ use std::time::Duration;
 
 use askgate_testkit::synapse::{Account, Synapse};
 use matrix_sdk::ruma::{OwnedRoomId, RoomId};
-use person::{Person, related, reply_to};
+use person::{POLL_END, POLL_START, Person, related, reply_to};
 use serde_json::{Value, json};
 use support::Server;
 use support::chat::{answered, deploy};
 
 /// How long a step may take before the test fails.
 const PATIENCE: Duration = Duration::from_secs(30);
-const POLL_START: &str = "org.matrix.msc3381.poll.start";
-const POLL_END: &str = "org.matrix.msc3381.poll.end";
-const POLL_RESPONSE: &str = "org.matrix.msc3381.poll.response";
 
 /// The poll of question `id`, as `person` received it: its room and event.
 async fn poll_of(person: &Person, id: &str) -> (String, Value) {
@@ -43,20 +40,6 @@ async fn poll_of(person: &Person, id: &str) -> (String, Value) {
         })
         .await
         .unwrap_or_else(|| panic!("{} got no poll for question {id}", person.id()))
-}
-
-/// `person` votes for the answer `token` of the poll `poll` in `room`.
-async fn vote(person: &Person, room: &str, poll: &str, token: &str) -> String {
-    person
-        .send(
-            room,
-            POLL_RESPONSE,
-            json!({
-                "m.relates_to": {"rel_type": "m.reference", "event_id": poll},
-                POLL_RESPONSE: {"answers": [token]},
-            }),
-        )
-        .await
 }
 
 /// Everyone of the story: the bot's account, Alice and Bob, the team's room.
@@ -126,7 +109,7 @@ async fn a_vote_in_an_encrypted_direct_room_answers(server: &Server, cast: &Cast
         .map(|answer| answer["org.matrix.msc1767.text"].as_str().unwrap())
         .collect();
     assert_eq!(answers, ["Staging (Recommended)", "Production", "Other…", "Skip"]);
-    vote(alice, &dm, &poll_id, &asked.token("1")).await;
+    alice.vote(&dm, &poll_id, &asked.token("1")).await;
     assert_eq!(asked.result(PATIENCE).await, answered("Production"));
     let end = alice
         .wait_for(&dm, PATIENCE, |event| {
@@ -201,7 +184,7 @@ async fn a_stranger_is_refused_in_the_team_s_encrypted_room(server: &Server, cas
     let (room, poll) = poll_of(bob, &asked.id).await;
     assert_eq!(room, cast.team.as_str());
     let poll_id = poll["event_id"].as_str().unwrap().to_owned();
-    let bobs = vote(bob, &room, &poll_id, &asked.token("1")).await;
+    let bobs = bob.vote(&room, &poll_id, &asked.token("1")).await;
     let refusal = bob
         .wait_after(&room, &bobs, PATIENCE, |event| {
             event["sender"] == json!(cast.bot.user_id) && reply_to(event).as_deref() == Some(poll_id.as_str())
@@ -220,6 +203,6 @@ async fn a_stranger_is_refused_in_the_team_s_encrypted_room(server: &Server, cas
     );
     let question = server.question(&asked.id).await;
     assert_eq!(question["status"], json!("pending"), "Bob changed nothing: {question}");
-    vote(alice, &room, &poll_id, &asked.token("0")).await;
+    alice.vote(&room, &poll_id, &asked.token("0")).await;
     assert_eq!(asked.result(PATIENCE).await, answered("Staging (Recommended)"));
 }

@@ -4,9 +4,7 @@
 //! business.
 
 use askgate_core::channel::{ConversationKind, InboundEvent, InboundKind, MessageRef, UserRef};
-use serde_json::Value;
-
-use crate::render::body;
+use serde_json::{Map, Value};
 
 /// One timeline event as the sync loop hands it over: the decrypted event
 /// (JSON), in its room, with what the room's state says of it.
@@ -177,4 +175,12 @@ fn command(text: &str) -> Option<String> {
     let name = text.strip_prefix('!').or_else(|| text.strip_prefix('/'))?;
     (!name.is_empty() && name.len() <= 32 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
         .then(|| name.to_ascii_lowercase())
+}
+
+/// A message's text: `body`, or MSC1767's text block.
+fn body(content: &Map<String, Value>) -> Option<&str> {
+    content
+        .get("body")
+        .or_else(|| content.get(crate::render::TEXT))
+        .and_then(Value::as_str)
 }

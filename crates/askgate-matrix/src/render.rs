@@ -19,7 +19,7 @@ use askgate_adapter::nudge;
 use askgate_core::channel::{ChannelError, Destination, UserRef};
 use askgate_core::render::ButtonPrompt;
 use askgate_core::{Limit, Summary};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::limits::{self, measure};
 use crate::markup::defuse;
@@ -32,7 +32,7 @@ pub const POLL_END: &str = "org.matrix.msc3381.poll.end";
 pub const MESSAGE: &str = "m.room.message";
 
 /// The plain-text block of MSC1767, which MSC3381 polls carry.
-const TEXT: &str = "org.matrix.msc1767.text";
+pub(crate) const TEXT: &str = "org.matrix.msc1767.text";
 
 /// The longest name a nudge shows for a person it mentions.
 const MENTION_NAME: Limit = Limit::code_points(64);
@@ -218,13 +218,4 @@ fn relate(content: &mut Value, relation: Relation<'_>) {
     if let (Some(relates_to), Some(object)) = (relation.json(), content.as_object_mut()) {
         object.insert("m.relates_to".into(), relates_to);
     }
-}
-
-/// The text of a content askgate sent or a person wrote: `body`, or a
-/// poll's MSC1767 text.
-pub fn body(content: &Map<String, Value>) -> Option<&str> {
-    content
-        .get("body")
-        .or_else(|| content.get(TEXT))
-        .and_then(Value::as_str)
 }

@@ -23,11 +23,10 @@ use async_trait::async_trait;
 use matrix_sdk::ruma::OwnedRoomId;
 use serde_json::{Value, json};
 
-use crate::person::{Person, reply_to};
+use crate::person::{POLL_END, Person, reply_to};
 use crate::view;
 
 const CHANNEL: &str = "mx";
-const POLL_RESPONSE: &str = "org.matrix.msc3381.poll.response";
 /// How long a reply queued for its room's turn may take to show.
 const QUIET: Duration = Duration::from_secs(5);
 
@@ -221,7 +220,7 @@ impl People {
 fn ends(event: &Value, prompt: &str) -> bool {
     let relates = &event["content"]["m.relates_to"];
     relates["event_id"] == json!(prompt)
-        && (event["type"] == json!("org.matrix.msc3381.poll.end") || relates["rel_type"] == json!("m.replace"))
+        && (event["type"] == json!(POLL_END) || relates["rel_type"] == json!("m.replace"))
 }
 
 /// What a bot message shows: a notice (`m.notice`, as every notice looks
@@ -355,16 +354,7 @@ impl People {
     async fn vote(&self, who: Who, question: &QuestionRecord, token: &str) -> Seen {
         let prompt = Self::prompt(question);
         let person = self.person(who);
-        let vote = person
-            .send(
-                &prompt.conversation,
-                POLL_RESPONSE,
-                json!({
-                    "m.relates_to": {"rel_type": "m.reference", "event_id": prompt.message},
-                    POLL_RESPONSE: {"answers": [token]},
-                }),
-            )
-            .await;
+        let vote = person.vote(&prompt.conversation, &prompt.message, token).await;
         // A reaction to a vote is a reply to the poll, after the vote.
         let reply = person
             .wait_after(&prompt.conversation, &vote, PATIENCE, |seen| {

@@ -15,6 +15,14 @@ use matrix_sdk::ruma::{OwnedRoomId, OwnedUserId, RoomId};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
+/// The poll events people's clients send and show (MSC3381's, as Element
+/// does), written here from the proposal, not taken from the adapter.
+pub(crate) const POLL_START: &str = "org.matrix.msc3381.poll.start";
+/// A poll's end.
+pub(crate) const POLL_END: &str = "org.matrix.msc3381.poll.end";
+/// A vote.
+pub(crate) const POLL_RESPONSE: &str = "org.matrix.msc3381.poll.response";
+
 /// The events each room showed the person, oldest first.
 type Seen = Arc<Mutex<HashMap<String, Vec<Value>>>>;
 
@@ -133,6 +141,20 @@ impl Person {
     pub(crate) async fn leave(&self, room: &str) {
         let room = self.joined(<&RoomId>::try_from(room).expect("a room id")).await;
         room.leave().await.expect("the person leaves");
+    }
+
+    /// Votes for the answer `token` of poll `poll` in `room`, as a client
+    /// does; the vote's id.
+    pub(crate) async fn vote(&self, room: &str, poll: &str, token: &str) -> String {
+        self.send(
+            room,
+            POLL_RESPONSE,
+            json!({
+                "m.relates_to": {"rel_type": "m.reference", "event_id": poll},
+                POLL_RESPONSE: {"answers": [token]},
+            }),
+        )
+        .await
     }
 
     /// Waits until the person is in `room` (an invitation accepted).

@@ -10,10 +10,8 @@ use matrix_sdk::room::MessagesOptions;
 use matrix_sdk::ruma::{RoomId, UInt};
 use serde_json::{Value, json};
 
-use crate::person::{Person, related, reply_to};
+use crate::person::{POLL_END, POLL_START, Person, related, reply_to};
 
-const POLL_START: &str = "org.matrix.msc3381.poll.start";
-const POLL_END: &str = "org.matrix.msc3381.poll.end";
 const TEXT: &str = "org.matrix.msc1767.text";
 
 /// The room's latest events, oldest first, as `person` reads them: every
