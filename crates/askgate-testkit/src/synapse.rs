@@ -244,15 +244,46 @@ impl Synapse {
         Ok(account(&answer, password.to_owned()))
     }
 
+    /// Lets `user_id` send `per_second` messages a second after a burst of
+    /// `burst` (Synapse's per-user override of `rc_message`, which the
+    /// generated configuration leaves unlimited for everyone else): how a
+    /// test meets the homeserver's real `M_LIMIT_EXCEEDED`.
+    ///
+    /// # Panics
+    ///
+    /// When Synapse refuses.
+    pub async fn limit_messages(&self, user_id: &str, per_second: u32, burst: u32) {
+        let admin = self.register(&Self::unique_localpart("admin"), true).await;
+        let path = format!("/_synapse/admin/v1/users/{user_id}/override_ratelimit");
+        let body = json!({ "messages_per_second": per_second, "burst_count": burst });
+        self.call_as(Some(&admin.access_token), reqwest::Method::POST, &path, Some(&body))
+            .await
+            .unwrap_or_else(|error| panic!("POST {path}: {error}"));
+    }
+
     /// One request without an access token: the JSON answer, or the
-    /// refusal. A client per call: a shared server outlives each test's
-    /// runtime, and a pooled connection must not.
+    /// refusal.
     async fn call(&self, method: reqwest::Method, path: &str, body: Option<&Value>) -> Result<Value, MatrixError> {
+        self.call_as(None, method, path, body).await
+    }
+
+    /// One request, with `token` when given. A client per call: a shared
+    /// server outlives each test's runtime, and a pooled connection must not.
+    async fn call_as(
+        &self,
+        token: Option<&str>,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value, MatrixError> {
         let client = reqwest::Client::builder()
             .timeout(REQUEST_TIMEOUT)
             .build()
             .expect("an HTTP client");
         let mut request = client.request(method.clone(), format!("{}{path}", self.url()));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
         if let Some(body) = body {
             request = request.json(body);
         }

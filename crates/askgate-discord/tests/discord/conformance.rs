@@ -106,6 +106,21 @@ impl PlatformUnderTest for Outbound {
             },
         );
     }
+
+    async fn rate_limit_next_send(&self) -> Duration {
+        // A route's 429: `retry_after` in seconds, with a fraction.
+        self.fake.fail_next(SEND, Failure::RateLimited { retry_after: 0.3 });
+        Duration::from_millis(300)
+    }
+
+    async fn texts(&self, conversation: &str) -> Vec<String> {
+        let channel = conversation.parse().unwrap();
+        self.fake
+            .messages(channel)
+            .iter()
+            .map(|seen| shown(seen).text)
+            .collect()
+    }
 }
 
 /// With typed replies (the gateway with Message Content), to a person by
@@ -141,38 +156,32 @@ async fn the_discord_adapter_conforms_in_a_dm() {
             "{message:?}"
         );
     }
-    a_rate_limit_is_waited_out_and_closed_dms_are_refused(&outbound).await;
+    the_global_rate_limit_is_waited_out_and_closed_dms_are_refused(&outbound).await;
 }
 
-/// Spec §2.7, §2.8: Discord's 429 is waited out for its `retry_after` and the
-/// part sent again, once; a person whose DMs are closed is `Rejected`.
-async fn a_rate_limit_is_waited_out_and_closed_dms_are_refused(outbound: &Outbound) {
+/// Spec §2.7, §2.8: Discord's global 429 (`"global": true`) is waited out
+/// like a route's (the shared suite's scenario) and the part sent again,
+/// once; a person whose DMs are closed is `Rejected`.
+async fn the_global_rate_limit_is_waited_out_and_closed_dms_are_refused(outbound: &Outbound) {
     let prompt = Presentation::Text(TextPrompt::new(vec!["after a 429".into()]));
-    // A route's 429 and Discord's global one alike: waited out, sent again once.
-    for (id, failure) in [
-        ("01JDISCORDRATELIMITED000", Failure::RateLimited { retry_after: 0.3 }),
-        (
-            "01JDISCORDGLOBALLIMIT0000",
-            Failure::GlobalRateLimited { retry_after: 0.3 },
-        ),
-    ] {
-        let question = QuestionId::parse(id).unwrap();
-        outbound.fake.fail_next(SEND, failure);
-        let sends_before = outbound.fake.calls_to(SEND).len();
-        let started = Instant::now();
-        let delivery = outbound
-            .channel
-            .deliver(&Outgoing::new(&question, &outbound.destination, &prompt))
-            .await
-            .unwrap();
-        assert!(
-            started.elapsed() >= Duration::from_millis(300),
-            "{:?}",
-            started.elapsed()
-        );
-        assert_eq!(outbound.fake.calls_to(SEND).len() - sends_before, 2, "sent again once");
-        assert_eq!(delivery.messages.len(), 1);
-    }
+    let question = QuestionId::parse("01JDISCORDGLOBALLIMIT0000").unwrap();
+    outbound
+        .fake
+        .fail_next(SEND, Failure::GlobalRateLimited { retry_after: 0.3 });
+    let sends_before = outbound.fake.calls_to(SEND).len();
+    let started = Instant::now();
+    let delivery = outbound
+        .channel
+        .deliver(&Outgoing::new(&question, &outbound.destination, &prompt))
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(outbound.fake.calls_to(SEND).len() - sends_before, 2, "sent again once");
+    assert_eq!(delivery.messages.len(), 1);
 
     outbound.fake.refuse_dms(ALICE);
     let question = QuestionId::parse("01JDISCORDDMSCLOSED00000").unwrap();

@@ -10,8 +10,10 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use askgate_adapter::Inbound;
+use askgate_core::Presentation;
 use askgate_core::QuestionId;
-use askgate_core::channel::{Channel, Destination, InboundEvent, InboundSink, MessageRef, UserRef};
+use askgate_core::channel::{Channel, Destination, InboundEvent, InboundSink, MessageRef, Outgoing, UserRef};
+use askgate_core::render::TextPrompt;
 use askgate_engine::{Engine, Recipient};
 use askgate_matrix::{Login, MatrixChannel, MatrixSettings};
 use askgate_store::QuestionRecord;
@@ -44,6 +46,7 @@ pub(crate) async fn bot(synapse: &Synapse) -> MatrixChannel {
 }
 
 struct Outbound {
+    synapse: &'static Synapse,
     person: Person,
     channel: MatrixChannel,
     /// A room where only its creator may post: the homeserver refuses the bot.
@@ -78,6 +81,29 @@ impl PlatformUnderTest for Outbound {
     fn refuse_next_send(&self) {
         self.refuse.store(true, Ordering::SeqCst);
     }
+
+    /// Synapse's own `M_LIMIT_EXCEEDED`: the bot may send one message a
+    /// second from now on, and a first message takes this second's.
+    async fn rate_limit_next_send(&self) -> Duration {
+        self.synapse.limit_messages(self.channel.user_id(), 1, 1).await;
+        let question = QuestionId::parse("01JMATRIXRATELIMITFILLER").unwrap();
+        let filler = Presentation::Text(TextPrompt::new(vec!["This second's message".into()]));
+        self.channel
+            .deliver(&Outgoing::new(&question, &self.destination(), &filler))
+            .await
+            .unwrap();
+        // Synapse names the rest of the second: more than half of it, sent
+        // straight after.
+        Duration::from_millis(500)
+    }
+
+    async fn texts(&self, conversation: &str) -> Vec<String> {
+        view::events(&self.person, conversation)
+            .await
+            .iter()
+            .filter_map(|event| event["content"]["body"].as_str().map(str::to_owned))
+            .collect()
+    }
 }
 
 #[tokio::test]
@@ -93,6 +119,7 @@ async fn the_matrix_adapter_conforms() {
         .await
         .expect("the bot joins the muted room");
     conformance::run(&Outbound {
+        synapse,
         person,
         channel,
         muted,

@@ -6,5 +6,6 @@ mod config;
 mod conformance;
 mod decode;
 mod person;
+mod restart;
 mod session;
 mod view;

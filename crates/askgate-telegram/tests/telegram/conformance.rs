@@ -3,6 +3,8 @@
 // Helpers panic on purpose: a panic is how a test reports a failure.
 #![allow(clippy::unwrap_used)]
 
+use std::time::Duration;
+
 use askgate_core::channel::{Channel, Destination};
 use askgate_telegram::TelegramChannel;
 use askgate_testkit::conformance::{self, PlatformUnderTest, Shown};
@@ -66,6 +68,22 @@ impl PlatformUnderTest for Telegram {
     fn refuse_next_send(&self) {
         self.fake
             .fail_next("sendMessage", Failure::BadRequest("Bad Request: chat not found".into()));
+    }
+
+    async fn rate_limit_next_send(&self) -> Duration {
+        // Telegram names whole seconds (`parameters.retry_after`).
+        self.fake
+            .fail_next("sendMessage", Failure::TooManyRequests { retry_after: 1 });
+        Duration::from_secs(1)
+    }
+
+    async fn texts(&self, conversation: &str) -> Vec<String> {
+        let chat: i64 = conversation.parse().unwrap();
+        let messages = self.fake.messages().remove(&chat).unwrap_or_default();
+        messages
+            .iter()
+            .map(|message| message["text"].as_str().unwrap_or_default().to_owned())
+            .collect()
     }
 }
 

@@ -3,6 +3,8 @@
 //! adapter's test implements [`PlatformUnderTest`] for its fake and calls
 //! [`run`]; each check panics with the rule it found broken.
 
+use std::time::{Duration, Instant};
+
 use askgate_core::channel::{Channel, ChannelError, Delivery, Destination, Outgoing};
 use askgate_core::render::TextPrompt;
 use askgate_core::{AskRequest, Locale, Presentation, QuestionId, Summary, render, validate_json};
@@ -30,6 +32,12 @@ pub trait PlatformUnderTest: Send + Sync {
     async fn shown(&self, conversation: &str, message: &str) -> Shown;
     /// Makes the next send fail for good ("chat not found" or the like).
     fn refuse_next_send(&self);
+    /// Makes the platform answer the next send with its rate limit (a 429
+    /// naming a delay); the least delay it will name.
+    async fn rate_limit_next_send(&self) -> Duration;
+    /// The text of every message in `conversation`, as the platform shows
+    /// it, oldest first.
+    async fn texts(&self, conversation: &str) -> Vec<String>;
 }
 
 /// Every check, in order.
@@ -41,6 +49,7 @@ pub async fn run(platform: &dyn PlatformUnderTest) {
     agent_text_is_literal_and_mentions_no_one(platform).await;
     finishing_keeps_the_text_adds_the_summary_and_removes_the_buttons(platform).await;
     a_refusal_is_rejected_not_retried(platform).await;
+    a_rate_limit_is_waited_out_and_the_part_arrives_once(platform).await;
     declared_limits_fit_what_core_renders(platform);
 }
 
@@ -193,6 +202,34 @@ pub async fn a_refusal_is_rejected_not_retried(platform: &dyn PlatformUnderTest)
         }
         Ok(delivery) => panic!("a refusal MUST be ChannelError::Rejected, got {delivery:?}"),
     }
+}
+
+/// Spec §2.7, §2.8: a platform's rate limit is waited out for the delay it
+/// names, and the part sent again in its conversation's turn: the send
+/// succeeds, not before the delay, and the person sees the part once.
+pub async fn a_rate_limit_is_waited_out_and_the_part_arrives_once(platform: &dyn PlatformUnderTest) {
+    let wait = platform.rate_limit_next_send().await;
+    let text = "Sent again after a rate limit";
+    let presentation = Presentation::Text(TextPrompt::new(vec![text.into()]));
+    let started = Instant::now();
+    let delivery = deliver(platform, &question_id(7), &presentation).await;
+    let waited = started.elapsed();
+    assert!(
+        waited >= wait,
+        "a rate limit MUST be waited out: sent after {waited:?}, asked {wait:?}"
+    );
+    let [sent] = delivery.messages.as_slice() else {
+        panic!("one part, one message: {delivery:?}");
+    };
+    let shown = platform.shown(&sent.conversation, &sent.message).await;
+    assert!(shown.text.contains(text), "{shown:?}");
+    let copies = platform
+        .texts(&sent.conversation)
+        .await
+        .iter()
+        .filter(|shown| shown.contains(text))
+        .count();
+    assert_eq!(copies, 1, "the part MUST arrive once");
 }
 
 /// Spec §2.1: on a channel with buttons and forms, a text prompt carries
