@@ -16,6 +16,7 @@
 //! | [`backoff`] | the one retry policy, re-exported from `askgate-core` (the engine's too) |
 //! | [`cause`] | a platform out of reach described by what happened (`Connection refused`), not only "error sending request"; outside error text cut to one short line |
 //! | [`read`] | a platform's answer read within [`read::MAX_ANSWER_BYTES`] |
+//! | [`relay`] | a loopback relay that reads a platform's answers within a bound, for platform crates that read whole answers with a client of their own |
 //!
 //! An adapter crate depends on `askgate-core`, this crate and its platform
 //! crate only. This crate knows no platform, no engine and no store: it
@@ -35,6 +36,7 @@ pub mod lines;
 pub mod mention;
 pub mod nudge;
 pub mod read;
+pub mod relay;
 pub mod runtime;
 pub mod webhook;
 

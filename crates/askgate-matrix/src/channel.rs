@@ -20,6 +20,7 @@ use crate::config::MatrixSettings;
 use crate::error::{channel_error, http_error};
 use crate::limits;
 use crate::render::{self, MESSAGE, POLL_END, POLL_START, Relation};
+use crate::session::Session;
 
 /// What people call the platform: summaries of questions answered here
 /// name it ("Answered by Alice in Matrix").
@@ -54,7 +55,7 @@ pub struct MatrixChannel {
     capabilities: Capabilities,
     /// The client, built and its session restored on first use: a
     /// homeserver out of reach at start stops nothing.
-    client: Arc<OnceCell<Client>>,
+    client: Arc<OnceCell<Session>>,
     /// Each room's messages in order, without holding up other rooms.
     lines: SendLines,
     /// The direct room of each person askgate wrote to.
@@ -89,11 +90,11 @@ impl MatrixChannel {
 
     /// The client, with the bot's session; built on first use.
     pub async fn client(&self) -> Result<&Client, ChannelError> {
-        self.client.get_or_try_init(|| self.connect()).await
-    }
-
-    async fn connect(&self) -> Result<Client, ChannelError> {
-        crate::session::connect(&self.settings).await
+        let session = self
+            .client
+            .get_or_try_init(|| crate::session::connect(&self.settings))
+            .await?;
+        Ok(&session.client)
     }
 
     /// Checks the session with `whoami`: who the bot is, on which

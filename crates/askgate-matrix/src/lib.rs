@@ -8,6 +8,7 @@
 //! | [`decode`] | timeline events (messages, replies, thread messages, poll responses) → askgate's normalized [`askgate_core::InboundEvent`]s |
 //! | [`react`] | the shared driver's [`askgate_adapter::Inbound`]; the engine's [`askgate_core::Reaction`] shown the Matrix way (a reply, in the thread where there is one) |
 //! | [`runtime`] | [`MatrixRuntime`]: `whoami`, then the sync loop, as the binary runs any channel |
+//! | [`relay`] | the loopback relay matrix-sdk reaches the homeserver through, so that each answer is read within a bound (2 MiB, a `/sync` 32 MiB) |
 //! | `session` | the client built and signed in: a configured access token, or a password login made once and kept in the channel's folder |
 //! | [`sync`] | the sync loop: invitations accepted, each event taken by the shared driver, the sync token saved only after a batch's effects are stored |
 //! | [`markup`] | agent text made inert: `@room` and user ids defused (no HTML is ever sent) |
@@ -33,6 +34,7 @@ pub mod error;
 pub mod limits;
 pub mod markup;
 pub mod react;
+pub mod relay;
 pub mod render;
 pub mod runtime;
 mod session;

@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use crate::config::{Login, MatrixSettings};
 use crate::error::channel_error;
+use crate::relay::{Homeserver, Relay};
 
 /// How long one request to the homeserver may take (a sync's own wait
 /// comes on top).
@@ -39,14 +40,50 @@ struct Kept {
     access_token: String,
 }
 
-/// The client of `settings`, signed in.
-pub(crate) async fn connect(settings: &MatrixSettings) -> Result<Client, ChannelError> {
+/// A signed-in client, and the relay it reaches the homeserver through.
+#[derive(Debug)]
+pub(crate) struct Session {
+    pub(crate) client: Client,
+    /// Serving while the session lives; `None` where no loopback port could
+    /// be had (the homeserver is then reached directly, unbounded).
+    _relay: Option<Relay>,
+}
+
+/// The client of `settings`, signed in, reaching the homeserver through a
+/// relay that reads every answer within a bound (`relay`).
+pub(crate) async fn connect(settings: &MatrixSettings) -> Result<Session, ChannelError> {
     let user_id = OwnedUserId::try_from(settings.user_id.as_str()).map_err(|_| ChannelError::Rejected {
         reason: format!("\"{}\" is not a Matrix user id", settings.user_id),
     })?;
+    let homeserver = reqwest::Url::parse(&settings.homeserver).map_err(|error| ChannelError::Rejected {
+        reason: format!("\"{}\" is not a URL: {error}", bounded(&settings.homeserver)),
+    })?;
+    let relay = match Relay::start(&homeserver, Homeserver) {
+        Ok(relay) => Some(relay),
+        Err(error) => {
+            tracing::warn!(channel = %settings.name, %error, "could not start the relay that bounds the homeserver's answers; reading them directly");
+            None
+        }
+    };
     let mut builder = Client::builder()
-        .homeserver_url(&settings.homeserver)
+        // The homeserver the configuration names, whatever a login's
+        // `well_known` says: through the relay.
+        .respect_login_well_known(false)
         .request_config(RequestConfig::new().timeout(REQUEST_TIMEOUT).retry_limit(2));
+    builder = match &relay {
+        Some(relay) => {
+            // No proxy between matrix-sdk and the relay on loopback; the
+            // relay's own client uses the machine's proxy settings.
+            let http = matrix_sdk::reqwest::Client::builder()
+                .no_proxy()
+                .build()
+                .map_err(|error| ChannelError::Unavailable {
+                    reason: bounded(&error.to_string()),
+                })?;
+            builder.homeserver_url(relay.url().as_str()).http_client(http)
+        }
+        None => builder.homeserver_url(&settings.homeserver),
+    };
     if let Some(dir) = &settings.store_dir {
         std::fs::create_dir_all(dir).map_err(|error| ChannelError::Unavailable {
             reason: format!("could not create {}: {error}", dir.display()),
@@ -60,7 +97,7 @@ pub(crate) async fn connect(settings: &MatrixSettings) -> Result<Client, Channel
         Login::Token(token) => {
             let device = match &settings.device_id {
                 Some(device) => OwnedDeviceId::from(device.as_str()),
-                None => device_of_token(&client, &settings.homeserver, token.expose()).await?,
+                None => device_of_token(&client, token.expose()).await?,
             };
             (token.expose().to_owned(), device)
         }
@@ -68,7 +105,7 @@ pub(crate) async fn connect(settings: &MatrixSettings) -> Result<Client, Channel
             Some(kept) => (kept.access_token, OwnedDeviceId::from(kept.device_id)),
             None => {
                 log_in(&client, settings, password.expose()).await?;
-                return Ok(client);
+                return Ok(Session { client, _relay: relay });
             }
         },
     };
@@ -93,7 +130,7 @@ pub(crate) async fn connect(settings: &MatrixSettings) -> Result<Client, Channel
             ),
         },
     })?;
-    Ok(client)
+    Ok(Session { client, _relay: relay })
 }
 
 /// Logs in with the password as a new device named `askgate`, and keeps
@@ -176,8 +213,12 @@ fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
 /// /account/whoami`) when the configuration names none. Asked over plain
 /// HTTP: the client has no session until it knows the device. The answer
 /// is read within [`SMALL_BYTES`].
-async fn device_of_token(client: &Client, homeserver: &str, token: &str) -> Result<OwnedDeviceId, ChannelError> {
-    let url = format!("{homeserver}/_matrix/client/v3/account/whoami");
+async fn device_of_token(client: &Client, token: &str) -> Result<OwnedDeviceId, ChannelError> {
+    let homeserver = client.homeserver();
+    let url = format!(
+        "{}/_matrix/client/v3/account/whoami",
+        homeserver.as_str().trim_end_matches('/')
+    );
     let unavailable = |error: &dyn std::fmt::Display| ChannelError::Unavailable {
         reason: bounded(&error.to_string()),
     };

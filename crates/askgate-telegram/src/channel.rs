@@ -22,7 +22,7 @@ use teloxide::{ApiError, Bot, RequestError};
 use crate::decode::{Decoded, decode};
 use crate::error::channel_error;
 use crate::limits;
-use crate::relay::Relay;
+use crate::relay::{Relay, Telegram};
 use crate::render::{finished_html, keyboard, nudge_html};
 
 /// Telegram's published limits for sending (Bots FAQ, "My bot is hitting
@@ -87,7 +87,7 @@ impl TelegramChannel {
             reqwest::Url::parse(teloxide::net::TELEGRAM_API_URL).expect("teloxide's API URL is a URL")
         });
         // Every answer read within a bound, through a relay (`relay`).
-        let (bot, relay) = match Relay::start(&api_url) {
+        let (bot, relay) = match Relay::start(&api_url, Telegram) {
             Ok(relay) => {
                 // teloxide's own settings (5 s to connect, 17 s a call), with
                 // no proxy between it and the relay on loopback.

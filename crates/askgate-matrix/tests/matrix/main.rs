@@ -2,6 +2,7 @@
 //! its configuration, decoding with the spec's own event samples, and the
 //! conformance suites against a real Synapse homeserver.
 
+mod bounds;
 mod config;
 mod conformance;
 mod decode;
