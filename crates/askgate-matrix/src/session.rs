@@ -13,6 +13,7 @@ use askgate_adapter::cause::bounded;
 use askgate_core::ChannelError;
 use matrix_sdk::authentication::matrix::MatrixSession;
 use matrix_sdk::config::RequestConfig;
+use matrix_sdk::encryption::EncryptionSettings;
 use matrix_sdk::ruma::{OwnedDeviceId, OwnedUserId};
 use matrix_sdk::{Client, SessionMeta, SessionTokens};
 use serde::{Deserialize, Serialize};
@@ -69,6 +70,14 @@ pub(crate) async fn connect(settings: &MatrixSettings) -> Result<Session, Channe
         // The homeserver the configuration names, whatever a login's
         // `well_known` says: through the relay.
         .respect_login_well_known(false)
+        // The bot's device signed by the bot's own cross-signing identity,
+        // made on first start where the account has none: clients that
+        // share room keys only with devices their owner signed (Element's
+        // "exclude insecure devices") still encrypt for askgate.
+        .with_encryption_settings(EncryptionSettings {
+            auto_enable_cross_signing: true,
+            ..EncryptionSettings::default()
+        })
         .request_config(RequestConfig::new().timeout(REQUEST_TIMEOUT).retry_limit(2));
     builder = match &relay {
         Some(relay) => {

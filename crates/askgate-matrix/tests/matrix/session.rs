@@ -14,6 +14,8 @@ use askgate_core::render::TextPrompt;
 use askgate_core::{Presentation, QuestionId};
 use askgate_matrix::{Login, MatrixChannel, MatrixRuntime, MatrixSettings};
 use askgate_testkit::synapse::Synapse;
+use matrix_sdk::config::SyncSettings;
+use matrix_sdk::ruma::OwnedUserId;
 use serde_json::json;
 
 use crate::conformance::bot;
@@ -79,6 +81,39 @@ async fn a_recipient_s_thread_gets_its_prompts() {
     assert_eq!(seen["content"]["body"], json!("In the thread?"));
 }
 
+/// Whether a person's client finds `device` of `user` signed by its owner's
+/// cross-signing identity, as the homeserver serves their keys.
+async fn signed_by_owner(synapse: &Synapse, user: &str, device: &str) -> bool {
+    let alice = Person::new(synapse, "alice", "Alice").await;
+    let user = OwnedUserId::try_from(user).unwrap();
+    let encryption = alice.client.encryption();
+    // A keys query for the bot: its devices and its identity.
+    encryption.request_user_identity(&user).await.unwrap();
+    let device = encryption
+        .get_device(&user, device.into())
+        .await
+        .unwrap()
+        .expect("Alice's client knows the bot's device");
+    device.is_cross_signed_by_owner()
+}
+
+#[tokio::test]
+async fn the_bot_s_device_is_signed_by_its_own_identity() {
+    let synapse = Synapse::shared();
+    let channel = bot(synapse).await;
+    let client = channel.client().await.unwrap();
+    // Made at the first start (with an access token: no password to give,
+    // which the homeserver does not ask for a first identity).
+    client.encryption().wait_for_e2ee_initialization_tasks().await;
+    // A sync uploads the device's keys, if nothing did before.
+    client
+        .sync_once(SyncSettings::default().timeout(Duration::ZERO))
+        .await
+        .unwrap();
+    let device = client.device_id().unwrap().to_string();
+    assert!(signed_by_owner(synapse, channel.user_id(), &device).await);
+}
+
 /// The device in what `check` found (`@bot:hs on http://…, device ABC`).
 fn device(found: &str) -> &str {
     found.rsplit_once("device ").map_or("", |(_, device)| device)
@@ -99,8 +134,15 @@ async fn a_password_logs_in_once_and_every_start_after_is_the_same_device() {
         device_id: None,
         store_dir: Some(folder.clone()),
     };
-    let first = MatrixChannel::new(settings(&account.password)).check().await.unwrap();
+    let logged_in = MatrixChannel::new(settings(&account.password));
+    let first = logged_in.check().await.unwrap();
     assert!(!device(&first).is_empty(), "{first}");
+    let client = logged_in.client().await.unwrap();
+    client.encryption().wait_for_e2ee_initialization_tasks().await;
+    assert!(
+        signed_by_owner(synapse, &account.user_id, device(&first)).await,
+        "the logged-in device is signed by the identity made with the password"
+    );
     assert_ne!(
         device(&first),
         account.device_id,
