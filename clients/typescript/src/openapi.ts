@@ -270,7 +270,7 @@ export interface components {
             } | null;
             /** @description Partial answers of a multi-question prompt. */
             progress?: Record<string, never>;
-            /** @description status, reason, by {id, displayName}, via (the channel it was answered through), surface (its kind: telegram, discord, slack, web), answers by id with each item's kind (option | free_text). */
+            /** @description status, reason, by {id, displayName}, via (the channel it was answered through), surface (its kind: telegram, discord, slack, matrix, web), answers by id with each item's kind (option | free_text). */
             resolution?: Record<string, never> | null;
             result?: components["schemas"]["ToolResult"] | null;
             /** @description The reminders planned, in time order: when each is due (held to the end of the person's quiet hours: heldFrom is when it was due before), and when it was sent. */
@@ -303,7 +303,7 @@ export interface components {
             }[];
         };
         Delivery: {
-            /** @description The kind of surface: telegram, discord, slack, web (null for a question stored before kinds were recorded). */
+            /** @description The kind of surface: telegram, discord, slack, matrix, web (null for a question stored before kinds were recorded). */
             surface: string | null;
             /** @description The configured channel's name. */
             channel: string;

@@ -305,7 +305,7 @@ fn schemas(max_timeout_seconds: u32) -> Value {
                 "resolvedAt": {"type": ["string", "null"], "format": "date-time"},
                 "answeredBy": {"type": ["object", "null"], "description": "Who answered or skipped (the person, as their platform names them: id and displayName), whichever surface and recipient it was on — an escalation's too; null while pending or when nobody did.", "properties": {"id": {"type": "string"}, "displayName": {"type": "string"}}},
                 "progress": {"type": "object", "description": "Partial answers of a multi-question prompt."},
-                "resolution": {"type": ["object", "null"], "description": "status, reason, by {id, displayName}, via (the channel it was answered through), surface (its kind: telegram, discord, slack, web), answers by id with each item's kind (option | free_text)."},
+                "resolution": {"type": ["object", "null"], "description": "status, reason, by {id, displayName}, via (the channel it was answered through), surface (its kind: telegram, discord, slack, matrix, web), answers by id with each item's kind (option | free_text)."},
                 "result": {"oneOf": [{"$ref": "#/components/schemas/ToolResult"}, {"type": "null"}]},
                 "reminders": {"type": "array", "description": "The reminders planned, in time order: when each is due (held to the end of the person's quiet hours: heldFrom is when it was due before), and when it was sent.", "items": {
                     "type": "object", "required": ["at"], "properties": {
@@ -325,7 +325,7 @@ fn schemas(max_timeout_seconds: u32) -> Value {
             "type": "object",
             "required": ["surface", "channel", "status", "messages"],
             "properties": {
-                "surface": {"type": ["string", "null"], "description": "The kind of surface: telegram, discord, slack, web (null for a question stored before kinds were recorded)."},
+                "surface": {"type": ["string", "null"], "description": "The kind of surface: telegram, discord, slack, matrix, web (null for a question stored before kinds were recorded)."},
                 "channel": {"type": "string", "description": "The configured channel's name."},
                 "recipient": {"type": ["string", "null"], "description": "The recipient the question was escalated to, for a surface of theirs; null for the question's own recipient's."},
                 "status": {"type": "string", "enum": ["sending", "delivered", "failed"]},

@@ -241,7 +241,7 @@ pub(super) fn chats_only(
                         "\"{}\" has only askgate's page, and an escalation reaches a recipient in a chat.",
                         step.to
                     ),
-                    "escalate to a recipient with a chat surface (telegram, discord, slack).",
+                    "escalate to a recipient with a chat surface (telegram, discord, slack, matrix).",
                 );
             }
         }
