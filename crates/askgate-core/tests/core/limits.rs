@@ -76,6 +76,8 @@ fn boundaries(text: &str) -> Vec<usize> {
 }
 
 proptest! {
+    #![proptest_config(crate::proptest_config())]
+
     #[test]
     fn a_cut_fits_keeps_whole_characters_and_is_the_longest(text in text(), max in 0usize..200, unit in unit()) {
         let limit = Limit::new(max, unit);

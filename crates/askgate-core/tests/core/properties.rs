@@ -226,6 +226,8 @@ fn reply() -> impl Strategy<Value = String> {
 }
 
 proptest! {
+    #![proptest_config(crate::proptest_config())]
+
     #[test]
     fn reading_a_single_select_reply_never_panics(first in reply(), second in reply()) {
         read_twice(&single_select(), &first, &second);
@@ -368,6 +370,8 @@ fn label_variants(label: &str, mask: &[bool]) -> Vec<String> {
 }
 
 proptest! {
+    #![proptest_config(crate::proptest_config())]
+
     #[test]
     fn typing_a_number_or_a_label_gives_exactly_that_option(
         labels in labels(),
