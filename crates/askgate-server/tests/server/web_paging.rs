@@ -7,7 +7,7 @@
 // Helpers panic on purpose: a panic is how a test reports a failure.
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 use support::Fixture;
 
 use std::path::Path;
@@ -43,7 +43,21 @@ async fn fixture() -> Fixture {
     support::two_pages_in(dir, TOKEN, ME_KEY, OTHER_KEY).await
 }
 
-impl Fixture {
+/// What this suite does with the harness's fixture: a trait of its own, as
+/// the server's suites share one binary, where another suite's inherent
+/// method of the same name on `Fixture` would clash.
+trait Suite {
+    async fn request(&self, request: Request<Body>) -> (StatusCode, Bytes);
+    async fn get(&self, path: &str) -> (StatusCode, Value, usize);
+    async fn state(&self, key: &str) -> (Value, usize);
+    async fn page_after(&self, key: &str, after: &str) -> (Value, usize);
+    async fn ask(&self, body: &Value) -> String;
+    async fn ask_many(&self, to: &str, count: usize, build: fn(&str, usize) -> Value) -> Vec<String>;
+    async fn cancel(&self, id: &str);
+    async fn walk(&self, key: &str) -> (Vec<String>, usize);
+}
+
+impl Suite for Fixture {
     async fn request(&self, request: Request<Body>) -> (StatusCode, Bytes) {
         let response = tokio::time::timeout(WITHIN, self.router.clone().oneshot(request))
             .await

@@ -1,8 +1,9 @@
-//! What the server's test files share: askgate's state over the real engine
+//! What the server's suites share: askgate's state over the real engine
 //! and a SQLite store in a temporary directory, with web recipients, and a
 //! request sent to a router in-process.
-// Each test file uses part of it.
-#![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
+// Helpers panic on purpose, outside #[test] functions too: a panic is how a
+// test reports a failure.
+#![allow(clippy::unwrap_used)]
 
 use std::path::Path;
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 // Helpers panic on purpose: a panic is how a test reports a failure.
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 use support::{Fixture, agent_one, fixture_in, send_to, web_recipient};
 
 use std::time::Duration;
@@ -36,7 +36,14 @@ async fn fixture() -> Fixture {
     fixture_in(dir, vec![web_recipient("me", "Me")], settings).await
 }
 
-impl Fixture {
+/// What this suite does with the harness's fixture: a trait of its own, as
+/// the server's suites share one binary, where another suite's inherent
+/// method of the same name on `Fixture` would clash.
+trait Suite {
+    async fn get(&self, path: &str, accept: Option<&str>) -> (StatusCode, HeaderMap, String);
+}
+
+impl Suite for Fixture {
     /// `GET path` with this `Accept` (none when `None`): status, headers, body.
     async fn get(&self, path: &str, accept: Option<&str>) -> (StatusCode, HeaderMap, String) {
         let mut request = Request::get(path);

@@ -7,7 +7,7 @@
 // Helpers panic on purpose: a panic is how a test reports a failure.
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 use support::{Fixture, agent_one, fixture_in, send_to, web_recipient};
 
 use askgate_core::Locale;
@@ -77,7 +77,18 @@ fn question(to: &str, n: usize) -> Value {
     })
 }
 
-impl Fixture {
+/// What this suite does with the harness's fixture: a trait of its own, as
+/// the server's suites share one binary, where another suite's inherent
+/// method of the same name on `Fixture` would clash.
+trait Suite {
+    async fn ask(&self, to: &str, n: usize) -> String;
+    async fn get(&self, path: &str) -> (StatusCode, Value);
+    async fn state(&self, key: &str) -> Value;
+    async fn answer(&self, key: &str, id: &str, option: usize) -> (StatusCode, Value);
+    async fn result(&self, id: &str) -> Value;
+}
+
+impl Suite for Fixture {
     async fn ask(&self, to: &str, n: usize) -> String {
         let request = Request::post("/v1/questions")
             .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))

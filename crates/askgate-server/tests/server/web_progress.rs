@@ -7,7 +7,7 @@
 // Helpers panic on purpose: a panic is how a test reports a failure.
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 use support::{Fixture, send_to};
 
 use std::time::Duration;
@@ -51,7 +51,19 @@ fn post(path: &str, body: &Value) -> Request<Body> {
         .unwrap()
 }
 
-impl Fixture {
+/// What this suite does with the harness's fixture: a trait of its own, as
+/// the server's suites share one binary, where another suite's inherent
+/// method of the same name on `Fixture` would clash.
+trait Suite {
+    async fn send(&self, request: Request<Body>) -> (StatusCode, Value);
+    async fn ask(&self) -> String;
+    async fn progress(&self, key: &str, id: &str, answers: Value) -> (StatusCode, Value);
+    async fn resource(&self, id: &str) -> Value;
+    async fn request_of(&self, id: &str) -> askgate_core::AskRequest;
+    async fn stored_progress(&self, id: &str) -> Answers;
+}
+
+impl Suite for Fixture {
     async fn send(&self, request: Request<Body>) -> (StatusCode, Value) {
         tokio::time::timeout(WITHIN, send_to(&self.router, request))
             .await

@@ -3,7 +3,7 @@
 // Helpers panic on purpose: a panic is how a test reports a failure.
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 use support::{Fixture, fixture_in, one_agent_one_page, send_to, web_recipient};
 
 use askgate_server::ServerSettings;
@@ -201,7 +201,7 @@ async fn what_the_openapi_document_allows_the_server_takes_and_blank_is_neither(
         // Something other than white space, which the server trims (and, in
         // the `ask_user` fields, control characters, which it cleans away;
         // in the ids, U+0000 anywhere, which it refuses:
-        // tests/schema_regressions.rs).
+        // schema_regressions.rs).
         let pattern = schema["pattern"].as_str().unwrap_or_default();
         let pattern = pattern
             .strip_prefix("^[^\\u0000]*[^\\u0000")

@@ -4,7 +4,7 @@
 //! given through the web page's API, as a person would. Every wait is bounded.
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

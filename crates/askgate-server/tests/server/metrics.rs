@@ -4,7 +4,7 @@
 // Helpers panic on purpose: a panic is how a test reports a failure.
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 use support::{Fixture, agent_one, fixture_in, one_agent_one_page, send_to, state_in, web_recipient};
 
 use askgate_server::ServerSettings;

@@ -27,7 +27,7 @@ const PERSON_KEY: &str = "conformance-person-key-0123456789abcdefgh";
 const STRANGER_KEY: &str = "conformance-stranger-key-0123456789abcdef";
 
 /// The page's wording (`assets/web-words.js`), whose words the person reads.
-const WORDS: &str = include_str!("../assets/web-words.js");
+const WORDS: &str = include_str!("../../assets/web-words.js");
 
 const SCENARIOS: [&str; 6] = [
     "a_tap_on_an_option_answers_the_waiting_agent",

@@ -9,7 +9,7 @@
     reason = "a test's report goes to its captured stdout, shown by `--nocapture` and on failure"
 )]
 
-mod support;
+use crate::support;
 use support::{agent_one, state_in, web_recipient};
 
 use std::fmt::Write as _;

@@ -7,7 +7,7 @@
 // Helpers panic on purpose: a panic is how a test reports a failure.
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 use support::{Fixture, agent_one, fixture_in, send_to, web_recipient};
 
 use std::time::{Duration, SystemTime};
@@ -75,7 +75,14 @@ fn get(path: &str, token: Option<&str>) -> Request<Body> {
     request.body(Body::empty()).unwrap()
 }
 
-impl Fixture {
+/// What this suite does with the harness's fixture: a trait of its own, as
+/// the server's suites share one binary, where another suite's inherent
+/// method of the same name on `Fixture` would clash.
+trait Suite {
+    async fn send(&self, request: Request<Body>) -> (StatusCode, Value);
+}
+
+impl Suite for Fixture {
     async fn send(&self, request: Request<Body>) -> (StatusCode, Value) {
         tokio::time::timeout(WITHIN, send_to(&self.router, request))
             .await

@@ -5,7 +5,7 @@
 // Helpers panic on purpose: a panic is how a test reports a failure.
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 use support::{agent_one, send_to, state_in, web_recipient};
 
 use askgate_server::{ServerSettings, app};
