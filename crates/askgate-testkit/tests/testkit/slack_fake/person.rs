@@ -6,7 +6,7 @@ use askgate_testkit::slack::{DeliveryKind, Ping};
 use serde_json::{Value, json};
 use slack_morphism::prelude::*;
 
-use crate::{question, world};
+use super::{question, world};
 
 #[tokio::test]
 async fn a_click_carries_the_message_and_a_forged_one_carries_no_value() {

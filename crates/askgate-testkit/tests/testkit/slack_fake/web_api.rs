@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use slack_morphism::errors::SlackClientError;
 use slack_morphism::prelude::*;
 
-use crate::{World, api_error, app_token, blocks, bot_token, button, question, world};
+use super::{World, api_error, app_token, blocks, bot_token, button, question, world};
 
 /// A raw POST, for what slack-morphism does not show (status, headers, bodies).
 async fn raw(url: &str, token: Option<&str>, body: &Value) -> (u16, Option<String>, Value) {
@@ -309,7 +309,7 @@ async fn the_bot_edits_its_own_messages_only() {
     assert!(updated.message.edited.is_some());
     let seen = world
         .fake
-        .wait_for_edit(&world.general.id, &ts, crate::WAIT, |seen| {
+        .wait_for_edit(&world.general.id, &ts, super::WAIT, |seen| {
             seen.text.starts_with("Approved")
         })
         .await

@@ -8,7 +8,7 @@ use askgate_testkit::slack::{Input, ViewOutcome};
 use serde_json::{Value, json};
 use slack_morphism::prelude::*;
 
-use crate::{Listener, WAIT, World, api_error, bot_token, question, world};
+use super::{Listener, WAIT, World, api_error, bot_token, question, world};
 
 fn reason_modal(title: &str) -> Value {
     json!({

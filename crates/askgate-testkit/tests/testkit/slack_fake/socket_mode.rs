@@ -9,7 +9,7 @@ use askgate_testkit::slack::{APP_ID, BOT_ID, DeliveryStatus, Direction, FakeSlac
 use serde_json::Value;
 use slack_morphism::prelude::*;
 
-use crate::{Listener, WAIT, question, world};
+use super::{Listener, WAIT, question, world};
 
 /// The frames the fake sent of this envelope `type`.
 fn sent(fake: &FakeSlack, kind: &str) -> Vec<SocketFrame> {
@@ -43,7 +43,7 @@ async fn slack_morphism_gets_hello_events_and_clicks_and_acknowledges_them() {
     let ts = world.post(&world.general.id, "Deploy?", Some(question())).await;
     let own = listener
         .expect("the bot's own message", |seen| match seen {
-            crate::Seen::Push(push) => match &push.event {
+            super::Seen::Push(push) => match &push.event {
                 SlackEventCallbackBody::Message(message) => Some(message.clone()),
                 _ => None,
             },

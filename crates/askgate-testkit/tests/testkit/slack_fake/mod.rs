@@ -4,10 +4,6 @@
 //! deliveries, and its models against every payload the fake sends. Where
 //! slack-morphism has no say (exact JSON, headers, form bodies), reqwest or
 //! a small axum app looks.
-//!
-//! `synapse` is not Slack: it proves the real Matrix homeserver the Matrix
-//! tests run against (`askgate_testkit::synapse`), here so that the testkit
-//! links no test binary more.
 #![allow(clippy::unwrap_used)] // Tests: a failed unwrap is a failed test.
 
 use std::collections::VecDeque;
@@ -26,7 +22,6 @@ mod modals;
 mod person;
 mod socket_mode;
 mod spec;
-mod synapse;
 mod web_api;
 
 /// Long enough for anything the fake does; the tests wait for events, not time.

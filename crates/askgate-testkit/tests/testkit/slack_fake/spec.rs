@@ -9,7 +9,7 @@
 use askgate_testkit::slack::{BOT_TOKEN, FakeSlack, Ping};
 use serde_json::{Value, json};
 
-use crate::{World, world};
+use super::{World, world};
 
 /// A raw JSON call with the bot token: Slack's whole answer.
 async fn call(fake: &FakeSlack, method: &str, body: &Value) -> Value {

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use slack_morphism::prelude::*;
 use slack_morphism::signature_verifier::SlackEventSignatureVerifier;
 
-use crate::{WAIT, question, world};
+use super::{WAIT, question, world};
 
 /// What the app does with the next request.
 #[derive(Debug, Clone)]
@@ -258,7 +258,7 @@ async fn a_modal_submitted_over_http_takes_the_answer_s_body() {
     let ts = world.post(&world.general.id, "Why?", Some(question())).await;
     let click = fake.click(&world.alice, &world.general.id, &ts, "deny");
     fake.wait_for_ack(click.delivery, WAIT).await.unwrap();
-    let view = crate::modals::open_reason_modal(&world, &click.trigger_id).await;
+    let view = super::modals::open_reason_modal(&world, &click.trigger_id).await;
 
     app.script.lock().unwrap().push_back(Reply::Json(
         json!({ "response_action": "errors", "errors": { "reason": "Say more" } }),
