@@ -10,7 +10,7 @@
 // Helpers panic on purpose: a panic is how a test reports a failure.
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 use std::time::Duration;

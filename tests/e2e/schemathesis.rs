@@ -33,7 +33,7 @@
     reason = "a test's report goes to its captured stdout, shown by `--nocapture` and on failure"
 )]
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -4,7 +4,7 @@
 //! exports is there with the values those requests must have left
 //! (`docs/deploy.md`, "Metrics", lists them).
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -12,7 +12,7 @@
     reason = "a test's report goes to its captured stdout, shown by `--nocapture` and on failure"
 )]
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -766,7 +766,7 @@ async fn a_database_file_truncated_under_askgate_is_refused_until_a_restart() {
 fn large_ask_body() -> Value {
     let text = |start: String, chars: usize| {
         let fill = chars - start.chars().count();
-        start + &"漢".repeat(fill)
+        start + "漢".repeat(fill).as_str()
     };
     let questions: Vec<Value> = (0..3)
         .map(|question| {

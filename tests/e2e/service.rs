@@ -1,10 +1,10 @@
 //! askgate's service, end to end: the real `askgate serve` binary on a
-//! loopback port (`tests/support`), driven over HTTP as an agent (the `/v1`
+//! loopback port (`tests/e2e/support`), driven over HTTP as an agent (the `/v1`
 //! API) and as the person answering (the web page's API), killed, stopped
 //! and restarted on the same data directory; and the `check-config` command
-//! against it (`askgate ask` is in `tests/agent_retries.rs`).
+//! against it (`askgate ask` is in `tests/e2e/agent_retries.rs`).
 
-mod support;
+use crate::support;
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -140,7 +140,7 @@ async fn ask_answered_on_the_web_page_returns_the_exact_tool_result() {
     assert_eq!((status, answered), (200, json!({"status": "answered"})));
 
     let rest = finish_ask(response).await;
-    let body = String::from_utf8_lossy(&first).into_owned() + &rest.text;
+    let body = String::from_utf8_lossy(&first).into_owned() + rest.text.as_str();
     assert!(body.starts_with(' '), "{body:?}");
     // Parsed as it is: JSON allows the leading whitespace.
     let result: Value = serde_json::from_str(&body).expect("the whole body is JSON");

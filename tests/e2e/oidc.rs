@@ -16,7 +16,7 @@
     reason = "a test's report goes to its captured stdout, shown by `--nocapture` and on failure"
 )]
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::io::Write as _;

@@ -6,10 +6,10 @@
 //! pending questions answer 429; an answer in one's own words longer than
 //! askgate takes is refused with a sentence. And `askgate ask`, a script's
 //! way to ask: its exit code says how the question ended (0 answered, 3 no
-//! answer, 4 delivery failed in `tests/telegram.rs`, 1 refused or
+//! answer, 4 delivery failed in `tests/e2e/telegram.rs`, 1 refused or
 //! unreachable, 2 usage), with the token from a file and `to` left out.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

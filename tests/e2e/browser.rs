@@ -13,7 +13,7 @@
     reason = "a test's report goes to its captured stdout, shown by `--nocapture` and on failure"
 )]
 
-mod support;
+use crate::support;
 
 use std::process::{Command, Stdio};
 use std::thread;

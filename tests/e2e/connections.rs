@@ -1,4 +1,4 @@
-//! Slow and idle clients against the real `askgate serve` (`tests/support`):
+//! Slow and idle clients against the real `askgate serve` (`tests/e2e/support`):
 //! hundreds of silent connections must not stop it answering, SIGTERM
 //! must end it within the shutdown deadline however many clients stay silent,
 //! and a body declared and never sent is refused at once without the page's
@@ -8,7 +8,7 @@
     reason = "a test's report goes to its captured stdout, shown by `--nocapture` and on failure"
 )]
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

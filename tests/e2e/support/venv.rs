@@ -136,7 +136,5 @@ impl Venv {
 }
 
 /// Running a setup command within its bound, and reading back what it
-/// wrote: the testkit's, which Synapse's setup uses too. (Each suite that
-/// includes the harness uses a part of it.)
-#[allow(unused_imports, reason = "each suite that includes the harness uses a part of it")]
+/// wrote: the testkit's, which Synapse's setup uses too.
 pub(crate) use askgate_testkit::process::{read_back, run_within};

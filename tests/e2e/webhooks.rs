@@ -10,7 +10,7 @@
 //! question's own `callbackUrl` goes to its URL, and only on a host the
 //! agent's configuration allows.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};

@@ -2,8 +2,5 @@
 //! the real binary (`env!("CARGO_BIN_EXE_askgate")`), so that the README's
 //! `cargo test --workspace --locked` runs them. One module per client.
 
-#[path = "../support/mod.rs"]
-mod support;
-
 mod python;
 mod typescript;

@@ -5,7 +5,7 @@
 //! why and what to do, once a migration declared it is not
 //! (`schema.oldest_compatible`).
 
-mod support;
+use crate::support;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

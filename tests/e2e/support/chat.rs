@@ -152,7 +152,6 @@ pub(crate) fn report_if_failing(server: &mut super::Server, seen: impl FnOnce() 
 /// `in_modes!([a, b] polling => Polling, webhook => Webhook);` makes
 /// `polling::a`, `polling::b`, `webhook::a` and `webhook::b`. The runtime
 /// has two workers: the fake answers while the harness blocks on start-up.
-#[allow(unused_macros, reason = "the suites without modes include the harness too")]
 macro_rules! in_modes {
     ($scenarios:tt $($module:ident => $mode:ident),+ $(,)?) => {
         $( $crate::support::chat::in_modes!(@module $module $mode $scenarios); )+
@@ -169,7 +168,6 @@ macro_rules! in_modes {
     };
 }
 
-#[allow(unused_imports, reason = "the suites without modes include the harness too")]
 pub(crate) use in_modes;
 
 /// The fake Bot API, and askgate with Alice (Telegram user `alice`, which

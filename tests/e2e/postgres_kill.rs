@@ -48,7 +48,7 @@
     reason = "a test's report goes to its captured stdout, shown by `--nocapture` and on failure"
 )]
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -6,9 +6,9 @@
 // Helpers panic on purpose: a panic is how a test reports a failure.
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 // The person the Matrix adapter's own suites drive: one client, written once.
-#[path = "../crates/askgate-matrix/tests/matrix/person.rs"]
+#[path = "../../crates/askgate-matrix/tests/matrix/person.rs"]
 #[allow(dead_code, reason = "the adapter's suites use all of it, this test some")]
 mod person;
 

@@ -11,7 +11,6 @@
 //!
 //! Every reply read through [`Reply::read`] is checked not to be a 500: no
 //! request a test makes may fail on askgate's side.
-#![allow(dead_code, reason = "each suite that includes the harness uses a part of it")]
 
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::{Path, PathBuf};

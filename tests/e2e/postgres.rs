@@ -4,7 +4,7 @@
 //! its web page, killed and restarted on the same database; two of them on
 //! one database, as replicas; and what `check-config` says of the database.
 
-mod support;
+use crate::support;
 
 use std::process::Stdio;
 use std::sync::Arc;
@@ -114,7 +114,7 @@ fn check_config(config: &str) -> (Option<i32>, String) {
         .stdin(Stdio::null())
         .output()
         .expect("askgate check-config runs");
-    let said = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+    let said = String::from_utf8_lossy(&output.stdout).into_owned() + &*String::from_utf8_lossy(&output.stderr);
     (output.status.code(), said)
 }
 
@@ -327,12 +327,13 @@ async fn one_replica_at_a_time_polls_telegram_and_another_takes_over_when_it_die
     let fake = FakeTelegram::start().await;
     fake.add_chat(&TgChat::private(ALICE));
     let more = store_section(&schema.url())
-        + &format!(
+        + format!(
             "\n[channels.tg]\ntype = \"telegram\"\ntoken = \"{}\"\napi_url = \"{}\"\n\n\
              [recipients.alice]\nchannel = \"tg\"\nchat_id = {ALICE}\ndisplay_name = \"Alice\"\n",
             fake.token(),
             fake.api_url()
-        );
+        )
+        .as_str();
     let mut a = Server::start_with("", &more);
     let b = Server::start_with("", &more);
 

@@ -1,4 +1,4 @@
-//! Operating askgate, end to end on the real binary (`tests/support`): its
+//! Operating askgate, end to end on the real binary (`tests/e2e/support`): its
 //! logs (`[log] format` and `level`, `RUST_LOG` over them, one event per
 //! line), what it prints of the secrets it generates (where they are, never
 //! them), rotating agent tokens and page keys with `SIGHUP` while an agent
@@ -7,7 +7,7 @@
 //! Every harness server also checks, when it stops, that no secret it
 //! knows reached its stdout or stderr (`Server::assert_no_secret_in`).
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 use std::time::Duration;

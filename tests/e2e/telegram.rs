@@ -5,7 +5,7 @@
 // Helpers panic on purpose: a panic is how a test reports a failure.
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 
@@ -751,7 +751,7 @@ async fn check_config_names_the_bot_and_how_to_find_chat_ids() {
     let config = dir.path().join("askgate.toml");
     std::fs::write(
         &config,
-        support::config_text_with(dir.path(), "") + &telegram_config(&fake, Mode::Polling, 1),
+        support::config_text_with(dir.path(), "") + telegram_config(&fake, Mode::Polling, 1).as_str(),
     )
     .unwrap();
     let output = tokio::process::Command::new(support::ASKGATE)

@@ -8,7 +8,7 @@
 // Helpers panic on purpose: a panic is how a test reports a failure.
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -145,7 +145,7 @@ async fn serves_with_every_platform_down(api: &str, reason: &str) {
     let started = Instant::now();
     let mut server = Server::start_with(
         "",
-        &(telegram(api, "") + &discord(api.trim_end_matches('/')) + &slack(api.trim_end_matches('/'))),
+        &(telegram(api, "") + discord(api.trim_end_matches('/')).as_str() + slack(api.trim_end_matches('/')).as_str()),
     );
     assert!(
         started.elapsed() < Duration::from_secs(15),
