@@ -1,4 +1,4 @@
-//! What schemathesis (`tests/schemathesis.rs`) found where `/openapi.json`
+//! What schemathesis (`tests/e2e/schemathesis.rs`) found where `/openapi.json`
 //! and the server disagreed, each held in place: the document now refuses
 //! exactly what the server refuses, and takes what it takes. In-process with
 //! `oneshot`, against the real engine and store.
