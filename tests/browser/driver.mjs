@@ -1,5 +1,5 @@
 // One page of askgate's web page in headless Chromium, driven step by step by
-// a Rust test (tests/support/browser.rs): one JSON command per line on stdin,
+// a Rust test (tests/e2e/support/browser.rs): one JSON command per line on stdin,
 // one JSON answer per line on stdout ({"ok": true, ...} or {"ok": false,
 // "error": "...", "screenshot": "..."}). The Rust side acts in a chat app's
 // fake between steps, so one scenario can tap in Telegram and watch the page.

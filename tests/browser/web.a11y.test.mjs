@@ -1,7 +1,7 @@
 // askgate's web page for everyone: "Skip all" confirmed in the page, a
 // three-question prompt answered with the keyboard alone, an axe-core audit
 // of every state of the page (light and dark), and screenshots at a phone's
-// and a desktop's width for a person to look at. Run by tests/browser.rs
+// and a desktop's width for a person to look at. Run by tests/e2e/browser.rs
 // after web.test.mjs, with the same environment; it leaves nothing pending.
 
 import assert from 'node:assert/strict';

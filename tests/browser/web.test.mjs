@@ -1,6 +1,6 @@
 // askgate's web page in a real browser (headless Chromium through playwright-core).
 //
-// Run by tests/browser.rs against a real `askgate serve`; it can also be run by
+// Run by tests/e2e/browser.rs against a real `askgate serve`; it can also be run by
 // hand against a running server:
 //
 //   ASKGATE_URL=http://127.0.0.1:PORT ASKGATE_TOKEN=… ASKGATE_RECIPIENT=me \

@@ -1,6 +1,6 @@
 """The MCP suite's client: the official MCP Python SDK driving the real askgate.
 
-Run by tests/mcp.rs, which starts `askgate serve`, asserts on what this prints
+Run by tests/e2e/mcp.rs, which starts `askgate serve`, asserts on what this prints
 and shows it (with both programs' logs) when something is wrong:
 
     python client.py --transport http|stdio --mode auto|legacy --base URL \

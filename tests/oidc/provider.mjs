@@ -1,4 +1,4 @@
-// A real OpenID Connect provider for askgate's sign-in test (tests/oidc.rs):
+// A real OpenID Connect provider for askgate's sign-in test (tests/e2e/oidc.rs):
 // oidc-provider (a certified implementation) on 127.0.0.1, port 0.
 //
 // It listens first and prints `port <N>` so that askgate can be configured

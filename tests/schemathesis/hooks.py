@@ -1,4 +1,4 @@
-"""Schemathesis hooks for tests/schemathesis.rs (loaded through SCHEMATHESIS_HOOKS).
+"""Schemathesis hooks for tests/e2e/schemathesis.rs (loaded through SCHEMATHESIS_HOOKS).
 
 Two things the OpenAPI document cannot say by itself:
 
@@ -27,7 +27,7 @@ Two things the OpenAPI document cannot say by itself:
 
 import schemathesis
 
-# The harness configuration's recipients (tests/support/mod.rs).
+# The harness configuration's recipients (tests/e2e/support/mod.rs).
 RECIPIENTS = ("me", "other")
 QUESTION_ROUTES = ("/v1/ask", "/v1/questions")
 # The validation codes JSON Schema cannot express (crates/askgate-core/src/validate.rs, error.rs).

@@ -1,4 +1,4 @@
-"""A webhook receiver for tests/webhooks.rs: verifies every delivery with
+"""A webhook receiver for tests/e2e/webhooks.rs: verifies every delivery with
 the `standardwebhooks` package (not askgate's code) and reports each as a
 JSON line on stdout.
 

@@ -3,7 +3,7 @@
 directory, and the person on the other side: the web page's own JSON API
 (``/web/{key}/api/...``), which the page's script uses to answer and skip.
 
-The configuration is the Rust suites' (``tests/support/mod.rs``): agent
+The configuration is the Rust suites' (``tests/e2e/support/mod.rs``): agent
 ``one`` may ask everybody, agent ``solo`` only ``me``, recipients ``me`` and
 ``other`` on the web page with fixed keys.
 """

@@ -3,7 +3,7 @@
 // what `npm run generate` renders from that document, word for word, and
 // the tool description and field descriptions are askgate's own (the ask
 // operations' description, the schema's descriptions, and — when run by
-// `cargo test --test clients` — askgate_core::guidance itself).
+// `cargo test --test e2e clients::` — askgate_core::guidance itself).
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { after, before, test } from "node:test";
@@ -42,7 +42,7 @@ test("the tool description is the ask operations' description", () => {
 test("the tool description and field descriptions are askgate_core::guidance's, when the Rust test passes them", (t) => {
   const passed = process.env.ASKGATE_GUIDANCE;
   if (!passed) {
-    t.skip("ASKGATE_GUIDANCE is set by `cargo test --test clients`");
+    t.skip("ASKGATE_GUIDANCE is set by `cargo test --test e2e clients::`");
     return;
   }
   const guidance = JSON.parse(passed);

@@ -21,7 +21,7 @@ export function askgateBin() {
   if (!bin) {
     throw new Error(
       "ASKGATE_BIN is not set: point it at an askgate binary (e.g. ASKGATE_BIN=../../target/debug/askgate npm test); " +
-        "`cargo test --test clients` sets it to the binary it built",
+        "`cargo test --test e2e clients::` sets it to the binary it built",
     );
   }
   return bin;

@@ -177,7 +177,7 @@ impl Person {
     /// picks: the room, and the event.
     #[allow(
         dead_code,
-        reason = "the end-to-end test (tests/matrix.rs) uses it, the adapter's suites do not"
+        reason = "the end-to-end test (tests/e2e/matrix.rs) uses it, the adapter's suites do not"
     )]
     pub(crate) async fn wait_anywhere(
         &self,

@@ -5,7 +5,7 @@
 //! written into a file that is no longer askgate's.
 //!
 //! The full disk is a real one: a small tmpfs, mounted by the test
-//! (`tests/support/tmpfs.rs`, shared with the end-to-end fault suite).
+//! (`tests/e2e/support/tmpfs.rs`, shared with the end-to-end fault suite).
 
 #![allow(
     clippy::print_stdout,
@@ -13,7 +13,7 @@
 )]
 
 use crate::support;
-#[path = "../../../../tests/support/tmpfs.rs"]
+#[path = "../../../../tests/e2e/support/tmpfs.rs"]
 mod tmpfs;
 
 use std::path::Path;

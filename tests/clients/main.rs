@@ -1,9 +1,0 @@
-//! The client libraries of `clients/`, each tested by its own suite against
-//! the real binary (`env!("CARGO_BIN_EXE_askgate")`), so that the README's
-//! `cargo test --workspace --locked` runs them. One module per client.
-
-#[path = "../support/mod.rs"]
-mod support;
-
-mod python;
-mod typescript;
