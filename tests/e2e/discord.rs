@@ -1,7 +1,18 @@
 //! The real binary with a Discord channel, against the testkit's fake
-//! Discord on loopback. Every scenario of a person in Discord runs twice:
-//! with askgate holding the fake's gateway (`gateway::…`), and with the fake
-//! sending signed interactions by `POST` to askgate's endpoint (`interactions::…`).
+//! Discord on loopback: what only a whole process shows. In both inbound
+//! modes — askgate holding the fake's gateway (`gateway::…`), and the fake
+//! sending signed interactions by `POST` to askgate's endpoint
+//! (`interactions::…`) — a click answering the waiting agent through the
+//! configured binary, a `kill -9` between the click and the edit, a
+//! thread's recipient, and mentions in a free-text answer echoed into the
+//! summary; then, in one mode, the endpoint's 401 to a forged signature
+//! through the real server, a gateway drop, a greeting in a configured
+//! thread, a refusal's reason on the resource, `check-config`, and a burst.
+//!
+//! What a person does in Discord (Other…'s and Answer…'s modals, typed
+//! replies, strangers, a second click, Skip) is the conformance suite's,
+//! run in both modes by `crates/askgate-discord/tests/discord/conformance.rs`;
+//! expiry is the engine suite's. The gateway's resumes are `discord_gateway`'s.
 // Helpers panic on purpose: a panic is how a test reports a failure.
 #![allow(clippy::unwrap_used)]
 
@@ -320,174 +331,6 @@ async fn a_click_answers_the_waiting_agent_and_edits_the_message(mode: Mode) {
     dc.assert_no_secret_logged();
 }
 
-/// Other… opens a modal (the click's first response); what is typed there
-/// is the free-text answer.
-async fn other_opens_a_modal_whose_text_is_the_answer(mode: Mode) {
-    let dc = Discord::start(mode).await;
-    let mut asked = dc.ask(&deploy("ops")).await;
-    let prompt = dc.prompt_of(OPS, &asked.id).await;
-    let click = dc.fake.click(&alice(), &ops(), prompt.id, &asked.token("o")).await;
-    let Reply::Modal(modal) = dc.reply(&click, 1).await else {
-        panic!("Other… opens a modal: {:?}", dc.fake.interaction(click.id));
-    };
-    assert_eq!(modal.fields.len(), 1, "{modal:?}");
-    assert_eq!(dc.status(&asked.id).await, json!("pending"));
-    let field = modal.fields[0].custom_id.clone();
-    let submit = dc
-        .fake
-        .submit_modal(&alice(), &ops(), &modal.custom_id, &[(&field, "  the lab cluster  ")])
-        .await;
-    assert_eq!(asked.result(PATIENCE).await, answered("the lab cluster"));
-    assert_ephemeral(&dc.notice(&submit).await, "Answer submitted");
-    let resource = dc.server.question(&asked.id).await;
-    assert_eq!(
-        resource["resolution"]["answers"]["deploy"][0]["kind"],
-        json!("free_text"),
-        "{resource}"
-    );
-    dc.edited_into(OPS, prompt.id, "Answered by Alice: the lab cluster")
-        .await;
-}
-
-/// A prompt of two questions is text with Answer… and Skip. In gateway mode
-/// it is answered by two typed messages, the first confirmed with what is
-/// still missing; by the endpoint, through Answer…'s modal.
-async fn a_two_question_prompt_is_answered(mode: Mode) {
-    let dc = Discord::start(mode).await;
-    let mut asked = dc.ask(&two_questions("alice")).await;
-    let prompt = dc
-        .fake
-        .wait_for_message(dc.dm.id, PATIENCE, |message| {
-            message.content.starts_with("Questions for you")
-        })
-        .await
-        .unwrap();
-    assert!(prompt.content.contains("Where should this build go?"), "{prompt:?}");
-    assert!(prompt.content.contains("On-call"), "{prompt:?}");
-    match mode {
-        Mode::Gateway => {
-            let first = dc.fake.message(&alice(), &dc.dm, "1: canary", None);
-            let confirmed = dc.reply_to(dc.dm.id, message_id(&first)).await;
-            assert_eq!(confirmed.content, "Got Deploy. Still needed: Notify", "{confirmed:?}");
-            assert!(confirmed.pings.is_empty(), "{confirmed:?}");
-            assert_eq!(dc.status(&asked.id).await, json!("pending"));
-            dc.fake.message(&alice(), &dc.dm, "2: team channel, 2", None);
-        }
-        Mode::Interactions => {
-            dc.answer_two_by_modal(&dc.dm, &prompt).await;
-        }
-    }
-    assert_eq!(
-        asked.result(PATIENCE).await,
-        json!({"status": "answered", "answers": {"answers": {
-            "deploy": ["Canary"], "notify": ["Team channel", "On-call"]}}})
-    );
-    let edited = dc.edited_into(dc.dm.id, prompt.id, "Deploy: Canary").await;
-    assert!(edited.content.contains("Notify: Team channel, On-call"), "{edited:?}");
-    assert!(edited.rows.is_empty(), "{edited:?}");
-}
-
-/// In a guild channel only the listed answerer counts: a stranger's click
-/// is refused where only they see it, and changes nothing.
-async fn in_a_guild_channel_a_stranger_is_refused_and_changes_nothing(mode: Mode) {
-    let dc = Discord::start(mode).await;
-    let mut asked = dc.ask(&deploy("ops")).await;
-    let prompt = dc.prompt_of(OPS, &asked.id).await;
-    let stranger = dc.fake.click(&bob(), &ops(), prompt.id, &asked.token("1")).await;
-    assert_ephemeral(&dc.notice(&stranger).await, "This question is for Ops");
-    assert_eq!(dc.status(&asked.id).await, json!("pending"));
-    assert!(dc.fake.calls_to(EDIT_MESSAGE).is_empty());
-    let unchanged = dc.fake.message_by_id(prompt.id).unwrap();
-    assert_eq!(unchanged.rows, prompt.rows);
-    assert!(!unchanged.edited);
-
-    let click = dc.fake.click(&alice(), &ops(), prompt.id, &asked.token("0")).await;
-    assert_eq!(asked.result(PATIENCE).await, answered("Staging (Recommended)"));
-    assert_ephemeral(&dc.notice(&click).await, "Answer submitted");
-    dc.edited_into(OPS, prompt.id, "Answered by Alice: Staging (Recommended)")
-        .await;
-}
-
-/// In the DM askgate opened with Alice (`user_id`) only Alice counts: a
-/// click by someone else delivered there — Discord lets no one in, askgate
-/// does not rely on it — is refused where only they see it, and changes
-/// nothing.
-async fn in_a_dm_a_stranger_is_refused_and_changes_nothing(mode: Mode) {
-    let dc = Discord::start(mode).await;
-    let mut asked = dc.ask(&deploy("alice")).await;
-    let prompt = dc.prompt_of(dc.dm.id, &asked.id).await;
-    let stranger = dc.fake.click(&bob(), &dc.dm, prompt.id, &asked.token("1")).await;
-    assert_ephemeral(&dc.notice(&stranger).await, "This question is for Alice");
-    assert_eq!(dc.status(&asked.id).await, json!("pending"));
-    assert!(dc.fake.calls_to(EDIT_MESSAGE).is_empty());
-
-    let click = dc.fake.click(&alice(), &dc.dm, prompt.id, &asked.token("0")).await;
-    assert_eq!(asked.result(PATIENCE).await, answered("Staging (Recommended)"));
-    assert_ephemeral(&dc.notice(&click).await, "Answer submitted");
-    let resource = dc.server.question(&asked.id).await;
-    assert_eq!(
-        resource["resolution"]["by"]["id"],
-        json!(ALICE.to_string()),
-        "{resource}"
-    );
-}
-
-/// A second click is told the question was answered, and changes nothing;
-/// the message is edited once.
-async fn a_double_click_answers_once(mode: Mode) {
-    let dc = Discord::start(mode).await;
-    let mut asked = dc.ask(&deploy("alice")).await;
-    let prompt = dc.prompt_of(dc.dm.id, &asked.id).await;
-    let first = dc.fake.click(&alice(), &dc.dm, prompt.id, &asked.token("1")).await;
-    assert_ephemeral(&dc.notice(&first).await, "Answer submitted");
-    let second = dc.fake.click(&alice(), &dc.dm, prompt.id, &asked.token("0")).await;
-    assert_ephemeral(&dc.notice(&second).await, "This question was already answered");
-    assert_eq!(asked.result(PATIENCE).await, answered("Production"));
-    dc.edited_into(dc.dm.id, prompt.id, "Answered by Alice: Production")
-        .await;
-    let resource = dc.server.question(&asked.id).await;
-    assert_eq!(
-        resource["resolution"]["by"]["id"],
-        json!(ALICE.to_string()),
-        "{resource}"
-    );
-    assert_eq!(dc.fake.calls_to(EDIT_MESSAGE).len(), 1);
-}
-
-/// Skip gives the agent `no_answer`.
-async fn skip_gives_the_agent_no_answer(mode: Mode) {
-    let dc = Discord::start(mode).await;
-    let mut asked = dc.ask(&deploy("alice")).await;
-    let prompt = dc.prompt_of(dc.dm.id, &asked.id).await;
-    let click = dc.fake.click(&alice(), &dc.dm, prompt.id, &asked.token("s")).await;
-    assert_eq!(asked.result(PATIENCE).await, json!({"status": "no_answer"}));
-    assert_ephemeral(&dc.notice(&click).await, "Skipped");
-    assert_eq!(dc.status(&asked.id).await, json!("skipped"));
-    let edited = dc.edited_into(dc.dm.id, prompt.id, "Skipped by Alice").await;
-    assert!(edited.rows.is_empty(), "{edited:?}");
-}
-
-/// Nobody answers within the (shortest) timeout: the agent gets `no_answer`,
-/// the message says it expired, and a late click is told so.
-async fn expiry_gives_no_answer_and_a_late_click_is_told(mode: Mode) {
-    let dc = Discord::start(mode).await;
-    let mut request = deploy("alice");
-    request["timeoutSeconds"] = json!(30);
-    let mut asked = dc.ask(&request).await;
-    let prompt = dc.prompt_of(dc.dm.id, &asked.id).await;
-    assert_eq!(
-        asked.result(Duration::from_secs(30) + PATIENCE).await,
-        json!({"status": "no_answer"})
-    );
-    assert_eq!(dc.status(&asked.id).await, json!("expired"));
-    let edited = dc.edited_into(dc.dm.id, prompt.id, "Expired — no answer").await;
-    assert!(edited.rows.is_empty(), "{edited:?}");
-    // The buttons are gone for a person; a client that still shows them may click.
-    let late = dc.fake.click(&alice(), &dc.dm, prompt.id, &asked.token("0")).await;
-    assert_ephemeral(&dc.notice(&late).await, "This question has expired");
-    assert_eq!(dc.status(&asked.id).await, json!("expired"));
-}
-
 /// askgate is killed (`SIGKILL`) after it stored the answer and before the
 /// edit reached Discord: after a restart the message is edited, and the
 /// click was taken once.
@@ -676,13 +519,6 @@ async fn mentions_in_agent_text_and_in_a_free_text_answer_ping_no_one(mode: Mode
 in_modes!(
     [
     a_click_answers_the_waiting_agent_and_edits_the_message,
-    other_opens_a_modal_whose_text_is_the_answer,
-    a_two_question_prompt_is_answered,
-    in_a_guild_channel_a_stranger_is_refused_and_changes_nothing,
-    in_a_dm_a_stranger_is_refused_and_changes_nothing,
-    a_double_click_answers_once,
-    skip_gives_the_agent_no_answer,
-    expiry_gives_no_answer_and_a_late_click_is_told,
     a_kill_between_the_click_and_the_edit_loses_nothing_and_answers_once,
     a_thread_recipient_is_asked_in_its_thread_and_answered_from_it,
     a_two_question_prompt_in_a_thread_is_answered_there,

@@ -1,8 +1,19 @@
 //! The real binary with a Slack channel, against the testkit's fake Slack
-//! on loopback. Every scenario of a person in Slack runs twice: with
-//! askgate holding the fake's Socket Mode connection (`socket::…`), and with
-//! the fake sending signed events and interactions by `POST` to askgate's
-//! routes (`http::…`).
+//! on loopback: what only a whole process shows. In both inbound modes —
+//! askgate holding the fake's Socket Mode connection (`socket::…`), and the
+//! fake sending signed events and interactions by `POST` to askgate's
+//! routes (`http::…`) — a click answering the waiting agent through the
+//! configured binary, a reply in a question's thread, an event Slack
+//! retries, and a `kill -9` between the click and the update; then, in one
+//! mode, a prompt answered in its thread with the posts paced, the routes'
+//! 401 to a forged or stale signature through the real server, a socket
+//! drop, a refusal's reason on the resource, and `check-config`.
+//!
+//! What a person does in Slack (Other…'s and Answer…'s modals, typed
+//! replies, strangers, a second click, Skip) and what is posted (agent text
+//! literal, a 429 waited out) are the conformance suite's, run in both
+//! modes by `crates/askgate-slack/tests/slack/conformance.rs`; expiry is
+//! the engine suite's.
 // Helpers panic on purpose: a panic is how a test reports a failure.
 #![allow(clippy::unwrap_used)]
 
@@ -11,17 +22,13 @@ use crate::support;
 use std::time::{Duration, Instant};
 
 use askgate_testkit::slack::{
-    Click, DeliveryStatus, Failure, FakeSlack, Input, OpenedView, Person, SeenMessage, SignatureMode, SlackChannel,
-    ViewOutcome, interaction_body,
+    DeliveryStatus, Failure, FakeSlack, Person, SeenMessage, SignatureMode, SlackChannel, interaction_body,
 };
 use serde_json::{Value, json};
-use support::chat::{
-    Refused, answered, check_config_and_serve, deploy, eventually_within, in_modes, report_if_failing, two_questions,
-};
+use support::chat::{Refused, answered, check_config_and_serve, deploy, in_modes, report_if_failing, two_questions};
 use support::{Asked, Server};
 
 const ALICE: &str = "U0ALICE001";
-const BOB: &str = "U0BOB00001";
 /// What askgate is told its public address is (HTTP mode needs one); the
 /// fake is pointed at the real port.
 const PUBLIC_URL: &str = "https://askgate.test";
@@ -74,10 +81,9 @@ struct Slack {
     server: Server,
     mode: Mode,
     alice: Person,
-    bob: Person,
     /// Alice's DM with the bot (`D…`; its id is not hers).
     dm: String,
-    /// The channel of the recipient "ops", where Alice and Bob are.
+    /// The channel of the recipient "ops", where Alice is.
     ops: SlackChannel,
 }
 
@@ -97,8 +103,7 @@ impl Slack {
     async fn start(mode: Mode) -> Self {
         let fake = FakeSlack::start().await;
         let alice = fake.user(ALICE, "Alice");
-        let bob = fake.user(BOB, "Bob");
-        let ops = fake.channel("releases", &[&alice, &bob]);
+        let ops = fake.channel("releases", &[&alice]);
         let dm = fake.dm(&alice);
         assert!(dm.starts_with('D'), "a DM has an id of its own: {dm}");
         let server = Server::start_with(
@@ -110,7 +115,6 @@ impl Slack {
             server,
             mode,
             alice,
-            bob,
             dm,
             ops,
         };
@@ -186,14 +190,6 @@ impl Slack {
             .count()
     }
 
-    /// The modal askgate opened for a click.
-    async fn view_for(&self, click: &Click) -> OpenedView {
-        self.fake
-            .wait_for_view(&click.trigger_id, PATIENCE)
-            .await
-            .unwrap_or_else(|error| panic!("a modal for {click:?}: {error}"))
-    }
-
     async fn status(&self, id: &str) -> Value {
         self.server.question(id).await["status"].clone()
     }
@@ -206,17 +202,6 @@ impl Slack {
             assert!(!log.contains(secret), "a secret is in the log:\n{log}");
         }
     }
-}
-
-/// The `block_id`s of a modal's input blocks, in order.
-fn inputs(view: &OpenedView) -> Vec<String> {
-    view.json["blocks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|block| block["type"] == "input")
-        .map(|block| block["block_id"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 async fn settled(fake: &FakeSlack, delivery: usize) -> DeliveryStatus {
@@ -304,148 +289,6 @@ async fn a_click_answers_the_waiting_agent_and_updates_the_message(mode: Mode) {
     sl.assert_no_secret_logged();
 }
 
-/// Other… opens a modal with the click's trigger id; what is submitted
-/// there is the free-text answer.
-async fn other_opens_a_modal_whose_text_is_the_answer(mode: Mode) {
-    let sl = Slack::start(mode).await;
-    let mut asked = sl.ask(&deploy("ops")).await;
-    let prompt = sl.prompt_of(&sl.ops.id, &asked.id).await;
-    let click = sl.fake.click(&sl.alice, &sl.ops.id, &prompt.ts, &asked.token("o"));
-    let view = sl.view_for(&click).await;
-    assert_eq!(inputs(&view), ["askgate:answer"], "{:#}", view.json);
-    assert_eq!(view.json["title"]["text"], json!("Your answer"), "{:#}", view.json);
-    assert_eq!(view.json["submit"]["text"], json!("Submit"), "{:#}", view.json);
-    assert_eq!(view.json["callback_id"], json!(asked.token("o")), "{:#}", view.json);
-    assert_eq!(view.json["blocks"][0]["optional"], json!(false), "{:#}", view.json);
-    assert_eq!(view.user, ALICE);
-    assert_eq!(sl.status(&asked.id).await, json!("pending"));
-    let submit = sl
-        .fake
-        .submit_view(&sl.alice, &view.id, [("askgate:answer", "  the lab cluster  ")]);
-    assert_eq!(asked.result(PATIENCE).await, answered("the lab cluster"));
-    let outcome = sl.fake.wait_for_outcome(&submit, PATIENCE).await.unwrap();
-    assert_eq!(outcome, ViewOutcome::Closed, "the modal closes");
-    sl.ephemeral(&sl.alice, "Answer submitted").await;
-    let resource = sl.server.question(&asked.id).await;
-    assert_eq!(
-        resource["resolution"]["answers"]["deploy"][0]["kind"],
-        json!("free_text"),
-        "{resource}"
-    );
-    let updated = sl
-        .updated_into(&sl.ops.id, &prompt.ts, "Answered by Alice: the lab cluster")
-        .await;
-    assert!(updated.buttons().is_empty(), "{updated:?}");
-}
-
-/// A prompt of two questions is text with Answer… and Skip. It is answered
-/// by two typed replies in its thread, the first confirmed with what is
-/// still missing, or through Answer…'s modal.
-async fn a_two_question_prompt_is_answered(mode: Mode) {
-    let sl = Slack::start(mode).await;
-    let mut asked = sl.ask(&two_questions("alice")).await;
-    let prompt = sl.prompt_of(&sl.dm, &asked.id).await;
-    assert!(prompt.text.starts_with("Questions for you"), "{prompt:?}");
-    assert!(shown(&prompt).contains("Where should this build go?"), "{prompt:?}");
-    assert!(shown(&prompt).contains("On-call"), "{prompt:?}");
-    let labels: Vec<String> = prompt
-        .buttons()
-        .iter()
-        .map(|button| button["text"]["text"].as_str().unwrap().to_owned())
-        .collect();
-    assert_eq!(labels, ["Answer…", "Skip"], "{prompt:?}");
-    let expected = json!({"status": "answered", "answers": {"answers": {
-        "deploy": ["Canary"], "notify": ["Team channel", "On-call"]}}});
-    match mode {
-        Mode::Socket => {
-            sl.fake.message(&sl.alice, &sl.dm, "1: canary", Some(&prompt.ts));
-            let confirmed = sl
-                .fake
-                .wait_for_message(&sl.dm, PATIENCE, |seen| {
-                    seen.bot_id.is_some() && seen.thread_ts.as_deref() == Some(prompt.ts.as_str())
-                })
-                .await
-                .unwrap_or_else(|error| panic!("a reply in the thread: {error}"));
-            assert_eq!(confirmed.text, "Got Deploy. Still needed: Notify", "{confirmed:?}");
-            let posts = sl.fake.calls_to("chat.postMessage");
-            let paced = posts[1].at - posts[0].at;
-            assert!(
-                paced >= Duration::from_millis(950),
-                "posts to a DM are paced: {paced:?}"
-            );
-            assert!(confirmed.pings.is_empty(), "{confirmed:?}");
-            assert_eq!(sl.status(&asked.id).await, json!("pending"));
-            sl.fake
-                .message(&sl.alice, &sl.dm, "2: team channel, 2", Some(&prompt.ts));
-            assert_eq!(asked.result(PATIENCE).await, expected);
-        }
-        Mode::Http => {
-            let answer = prompt.buttons()[0]["action_id"].as_str().unwrap().to_owned();
-            let click = sl.fake.click(&sl.alice, &sl.dm, &prompt.ts, &answer);
-            let view = sl.view_for(&click).await;
-            assert_eq!(inputs(&view), ["deploy", "notify#options", "notify"], "{:#}", view.json);
-            let submit = sl.fake.submit_view(
-                &sl.alice,
-                &view.id,
-                [
-                    ("deploy", Input::text("canary")),
-                    ("notify#options", Input::options(["0", "1"])),
-                ],
-            );
-            assert_eq!(asked.result(PATIENCE).await, expected);
-            let outcome = sl.fake.wait_for_outcome(&submit, PATIENCE).await.unwrap();
-            assert_eq!(outcome, ViewOutcome::Closed, "the modal closes");
-            sl.ephemeral(&sl.alice, "Answer submitted").await;
-        }
-    }
-    let updated = sl.updated_into(&sl.dm, &prompt.ts, "Deploy: Canary").await;
-    assert!(shown(&updated).contains("Notify: Team channel, On-call"), "{updated:?}");
-    assert!(updated.buttons().is_empty(), "{updated:?}");
-}
-
-/// In a channel only the listed answerer counts: a stranger's click is
-/// refused where only they see it, and changes nothing.
-async fn in_a_channel_a_stranger_is_refused_and_changes_nothing(mode: Mode) {
-    let sl = Slack::start(mode).await;
-    let mut asked = sl.ask(&deploy("ops")).await;
-    let prompt = sl.prompt_of(&sl.ops.id, &asked.id).await;
-    sl.fake.click(&sl.bob, &sl.ops.id, &prompt.ts, &asked.token("1"));
-    let refusal = sl.ephemeral(&sl.bob, "This question is for Ops").await;
-    assert_eq!(refusal.channel, sl.ops.id, "{refusal:?}");
-    assert_eq!(sl.status(&asked.id).await, json!("pending"));
-    assert!(sl.fake.calls_to("chat.update").is_empty());
-    let unchanged = sl.fake.message_at(&sl.ops.id, &prompt.ts).unwrap();
-    assert_eq!(unchanged.blocks, prompt.blocks);
-    assert!(!unchanged.edited);
-    assert!(sl.fake.ephemerals_for(&sl.alice.id).is_empty());
-    // A stranger's reply in the thread is refused the same way.
-    sl.fake.message(&sl.bob, &sl.ops.id, "production", Some(&prompt.ts));
-    eventually_within("a second refusal for Bob", PATIENCE, || {
-        (sl.ephemerals(&sl.bob, "This question is for Ops") == 2).then_some(())
-    })
-    .await;
-    // Alice's message in the channel, outside the thread, is no answer.
-    let outside = sl.fake.message(&sl.alice, &sl.ops.id, "production", None);
-    let event = sl
-        .fake
-        .deliveries()
-        .into_iter()
-        .find(|delivery| delivery.payload["event"]["ts"] == outside.as_str())
-        .unwrap();
-    assert!(matches!(
-        settled(&sl.fake, event.id).await,
-        DeliveryStatus::Acked { .. }
-    ));
-    assert_eq!(sl.status(&asked.id).await, json!("pending"));
-    assert!(sl.fake.calls_to("chat.update").is_empty());
-
-    sl.fake.click(&sl.alice, &sl.ops.id, &prompt.ts, &asked.token("0"));
-    assert_eq!(asked.result(PATIENCE).await, answered("Staging (Recommended)"));
-    sl.ephemeral(&sl.alice, "Answer submitted").await;
-    sl.updated_into(&sl.ops.id, &prompt.ts, "Answered by Alice: Staging (Recommended)")
-        .await;
-}
-
 /// In a channel, the answerer's reply in the question's thread answers; the
 /// message is updated in place.
 async fn in_a_channel_a_reply_in_the_thread_answers(mode: Mode) {
@@ -459,39 +302,6 @@ async fn in_a_channel_a_reply_in_the_thread_answers(mode: Mode) {
     let updated = sl
         .updated_into(&sl.ops.id, &prompt.ts, "Answered by Alice: Production")
         .await;
-    assert!(updated.buttons().is_empty(), "{updated:?}");
-}
-
-/// A double click (two clicks before the buttons go): the second is told
-/// the question was answered, and changes nothing; the message is updated
-/// once. (The fake cannot click a button that an update removed.)
-async fn a_double_click_answers_once(mode: Mode) {
-    let sl = Slack::start(mode).await;
-    let mut asked = sl.ask(&deploy("alice")).await;
-    let prompt = sl.prompt_of(&sl.dm, &asked.id).await;
-    sl.fake.click(&sl.alice, &sl.dm, &prompt.ts, &asked.token("1"));
-    sl.fake.click(&sl.alice, &sl.dm, &prompt.ts, &asked.token("1"));
-    sl.ephemeral(&sl.alice, "Answer submitted").await;
-    sl.ephemeral(&sl.alice, "This question was already answered").await;
-    assert_eq!(asked.result(PATIENCE).await, answered("Production"));
-    sl.updated_into(&sl.dm, &prompt.ts, "Answered by Alice: Production")
-        .await;
-    let resource = sl.server.question(&asked.id).await;
-    assert_eq!(resource["resolution"]["by"]["id"], json!(ALICE), "{resource}");
-    assert_eq!(sl.fake.calls_to("chat.update").len(), 1);
-    assert_eq!(sl.ephemerals(&sl.alice, "Answer submitted"), 1);
-}
-
-/// Skip gives the agent `no_answer`.
-async fn skip_gives_the_agent_no_answer(mode: Mode) {
-    let sl = Slack::start(mode).await;
-    let mut asked = sl.ask(&deploy("alice")).await;
-    let prompt = sl.prompt_of(&sl.dm, &asked.id).await;
-    sl.fake.click(&sl.alice, &sl.dm, &prompt.ts, &asked.token("s"));
-    assert_eq!(asked.result(PATIENCE).await, json!({"status": "no_answer"}));
-    sl.ephemeral(&sl.alice, "Skipped").await;
-    assert_eq!(sl.status(&asked.id).await, json!("skipped"));
-    let updated = sl.updated_into(&sl.dm, &prompt.ts, "Skipped by Alice").await;
     assert!(updated.buttons().is_empty(), "{updated:?}");
 }
 
@@ -589,12 +399,7 @@ async fn a_kill_between_the_click_and_the_update_loses_nothing_and_answers_once(
 in_modes!(
     [
     a_click_answers_the_waiting_agent_and_updates_the_message,
-    other_opens_a_modal_whose_text_is_the_answer,
-    a_two_question_prompt_is_answered,
-    in_a_channel_a_stranger_is_refused_and_changes_nothing,
     in_a_channel_a_reply_in_the_thread_answers,
-    a_double_click_answers_once,
-    skip_gives_the_agent_no_answer,
     a_retried_event_answers_once,
     a_kill_between_the_click_and_the_update_loses_nothing_and_answers_once,
     ]
@@ -603,6 +408,54 @@ in_modes!(
 
 // ---------------------------------------------------------------------------
 // One mode only.
+
+/// A prompt of two questions is text with Answer… and Skip. It is answered
+/// by two typed replies in its thread, the first confirmed with what is
+/// still missing, the process's posts to the DM paced a second apart.
+/// (Typed replies and Answer…'s modal are the inbound conformance suite's,
+/// in both modes; the pacing of the running process is this test's.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)] // The fake must answer while the harness blocks on start-up.
+async fn a_two_question_prompt_is_answered_in_its_thread_and_the_posts_paced() {
+    let sl = Slack::start(Mode::Socket).await;
+    let mut asked = sl.ask(&two_questions("alice")).await;
+    let prompt = sl.prompt_of(&sl.dm, &asked.id).await;
+    assert!(prompt.text.starts_with("Questions for you"), "{prompt:?}");
+    assert!(shown(&prompt).contains("Where should this build go?"), "{prompt:?}");
+    assert!(shown(&prompt).contains("On-call"), "{prompt:?}");
+    let labels: Vec<String> = prompt
+        .buttons()
+        .iter()
+        .map(|button| button["text"]["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(labels, ["Answer…", "Skip"], "{prompt:?}");
+    sl.fake.message(&sl.alice, &sl.dm, "1: canary", Some(&prompt.ts));
+    let confirmed = sl
+        .fake
+        .wait_for_message(&sl.dm, PATIENCE, |seen| {
+            seen.bot_id.is_some() && seen.thread_ts.as_deref() == Some(prompt.ts.as_str())
+        })
+        .await
+        .unwrap_or_else(|error| panic!("a reply in the thread: {error}"));
+    assert_eq!(confirmed.text, "Got Deploy. Still needed: Notify", "{confirmed:?}");
+    let posts = sl.fake.calls_to("chat.postMessage");
+    let paced = posts[1].at - posts[0].at;
+    assert!(
+        paced >= Duration::from_millis(950),
+        "posts to a DM are paced: {paced:?}"
+    );
+    assert!(confirmed.pings.is_empty(), "{confirmed:?}");
+    assert_eq!(sl.status(&asked.id).await, json!("pending"));
+    sl.fake
+        .message(&sl.alice, &sl.dm, "2: team channel, 2", Some(&prompt.ts));
+    assert_eq!(
+        asked.result(PATIENCE).await,
+        json!({"status": "answered", "answers": {"answers": {
+            "deploy": ["Canary"], "notify": ["Team channel", "On-call"]}}})
+    );
+    let updated = sl.updated_into(&sl.dm, &prompt.ts, "Deploy: Canary").await;
+    assert!(shown(&updated).contains("Notify: Team channel, On-call"), "{updated:?}");
+    assert!(updated.buttons().is_empty(), "{updated:?}");
+}
 
 /// A request to the HTTP routes with a forged or missing signature, or a
 /// timestamp six minutes old, gets 401 and changes nothing; the genuine
@@ -741,78 +594,6 @@ async fn a_refused_post_is_delivery_failed_at_once_with_the_reason() {
     assert!(!reason.contains(sl.fake.bot_token()), "{reason}");
     assert_eq!(sl.fake.calls_to("chat.postMessage").len(), 1, "not retried");
     sl.assert_no_secret_logged();
-}
-
-/// Slack answers a post with 429: askgate waits out its `Retry-After` and
-/// posts the question once more; it is shown once.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)] // The fake must answer while the harness blocks on start-up.
-async fn a_rate_limited_post_is_waited_out_and_sent_once() {
-    let sl = Slack::start(Mode::Socket).await;
-    sl.fake.fail_next(
-        "chat.postMessage",
-        Failure::RateLimited {
-            retry_after: Duration::from_secs(1),
-        },
-    );
-    let mut asked = sl.ask(&deploy("ops")).await;
-    let prompt = sl.prompt_of(&sl.ops.id, &asked.id).await;
-    let posts = sl.fake.calls_to("chat.postMessage");
-    assert_eq!(posts.len(), 2, "{posts:?}");
-    let waited = posts[1].at - posts[0].at;
-    assert!(
-        waited >= Duration::from_millis(950),
-        "the 429 was not waited out: {waited:?}"
-    );
-    let shown: Vec<SeenMessage> = sl
-        .fake
-        .messages(&sl.ops.id)
-        .into_iter()
-        .filter(|message| !message.buttons().is_empty())
-        .collect();
-    assert_eq!(shown.len(), 1, "shown once: {shown:?}");
-    assert_eq!(sl.status(&asked.id).await, json!("pending"));
-    sl.fake.click(&sl.alice, &sl.ops.id, &prompt.ts, &asked.token("1"));
-    assert_eq!(asked.result(PATIENCE).await, answered("Production"));
-}
-
-/// Mentions and links in an agent's text arrive as literal text: nobody is
-/// notified, nothing unfurls.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)] // The fake must answer while the harness blocks on start-up.
-async fn agent_text_notifies_no_one() {
-    let sl = Slack::start(Mode::Socket).await;
-    let mut request = deploy("ops");
-    request["questions"][0]["question"] = json!(format!(
-        "<!channel> <!here> <@{BOB}> @channel <https://evil.test|click> — where to?"
-    ));
-    request["questions"][0]["options"][1]["label"] = json!("<!everyone>");
-    let asked = sl.ask(&request).await;
-    let prompt = sl.prompt_of(&sl.ops.id, &asked.id).await;
-    assert!(prompt.pings.is_empty(), "{prompt:?}");
-    assert!(prompt.links.iter().all(|link| !link.unfurls), "{prompt:?}");
-    assert!(shown(&prompt).contains("&lt;!channel&gt; &lt;!here&gt;"), "{prompt:?}");
-    let post = &sl.fake.calls_to("chat.postMessage")[0].body;
-    assert!(
-        post.get("link_names").is_none() && post.get("parse").is_none(),
-        "{post}"
-    );
-}
-
-/// Nobody answers within the (shortest) timeout: the agent gets
-/// `no_answer`, and the message says it expired, without buttons.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)] // The fake must answer while the harness blocks on start-up.
-async fn expiry_gives_no_answer_and_updates_the_message() {
-    let sl = Slack::start(Mode::Socket).await;
-    let mut request = deploy("alice");
-    request["timeoutSeconds"] = json!(30);
-    let mut asked = sl.ask(&request).await;
-    let prompt = sl.prompt_of(&sl.dm, &asked.id).await;
-    assert_eq!(
-        asked.result(Duration::from_secs(30) + PATIENCE).await,
-        json!({"status": "no_answer"})
-    );
-    assert_eq!(sl.status(&asked.id).await, json!("expired"));
-    let updated = sl.updated_into(&sl.dm, &prompt.ts, "Expired — no answer").await;
-    assert!(updated.buttons().is_empty(), "{updated:?}");
 }
 
 /// A token Slack refuses fails `check-config`, and leaves the channel

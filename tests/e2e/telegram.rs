@@ -1,7 +1,17 @@
 //! The real binary with a Telegram channel, against the testkit's fake Bot
-//! API on loopback. Every scenario of a person in Telegram runs twice: with
-//! askgate long-polling the fake (`polling::…`), and with the fake calling
-//! askgate's webhook the way Telegram does (`webhook::…`).
+//! API on loopback: what only a whole process shows. In both inbound modes
+//! — askgate long-polling the fake (`polling::…`), and the fake calling
+//! askgate's webhook the way Telegram does (`webhook::…`) — a tap answering
+//! the waiting agent through the configured binary, a `kill -9` between the
+//! tap and the edit, and a forum topic; then, in one mode, the webhook's 401
+//! to a forged secret through the real server, a refusal's reason on the
+//! resource, `askgate ask`'s and `check-config`'s exit codes and words, and
+//! a burst paced through the process.
+//!
+//! What a person does in Telegram (typed replies, Other…, strangers, a
+//! second tap, Skip) is the conformance suite's, run in both modes by
+//! `crates/askgate-telegram/tests/telegram/conformance.rs`; expiry and
+//! cancellation are the engine suite's.
 // Helpers panic on purpose: a panic is how a test reports a failure.
 #![allow(clippy::unwrap_used)]
 
@@ -260,265 +270,6 @@ async fn a_tap_answers_the_waiting_agent_and_edits_the_message(mode: Mode) {
     tg.assert_no_secret_logged();
 }
 
-/// A prompt of two questions is text; it is answered over two typed replies,
-/// the first confirmed with what is still missing. Before it, a message with
-/// nothing pending gets a reply saying so; a sticker is not an answer.
-async fn a_two_question_prompt_is_answered_over_two_typed_replies(mode: Mode) {
-    let tg = Telegram::start(mode).await;
-    let hello = tg.fake.message(&alice(), &dm(), "hello?", None, None);
-    assert_eq!(
-        tg.reply_to(text_of(&hello)).await["text"],
-        json!("There is no question waiting for you right now.")
-    );
-
-    let mut asked = tg
-        .ask(&json!({
-            "to": "alice",
-            "questions": [
-                {"id": "deploy", "header": "Deploy", "question": "Where should this build go?",
-                 "options": [{"label": "Staging (Recommended)"}, {"label": "Production"}, {"label": "Canary"}]},
-                {"id": "notify", "header": "Notify", "question": "Who should be told?", "multiSelect": true,
-                 "options": [{"label": "Team channel"}, {"label": "On-call"}, {"label": "Nobody"}]},
-            ],
-        }))
-        .await;
-    let prompt = tg
-        .bot_message("the text prompt", ALICE, |message| {
-            message["text"]
-                .as_str()
-                .is_some_and(|text| text.starts_with("Questions for you"))
-        })
-        .await;
-    assert!(
-        prompt.get("reply_markup").is_none(),
-        "a text prompt has no buttons: {prompt}"
-    );
-    let text = prompt["text"].as_str().unwrap();
-    assert!(text.contains("1. Deploy — Where should this build go?"), "{text}");
-    assert!(text.contains("   2) On-call"), "{text}");
-
-    let sticker = tg.fake.sticker(&alice(), &dm(), None);
-    let refused = tg.reply_to(text_of(&sticker)).await;
-    assert!(
-        refused["text"]
-            .as_str()
-            .unwrap()
-            .starts_with("That isn't an answer I can read."),
-        "{refused}"
-    );
-    let first = tg.fake.message(&alice(), &dm(), "1: canary", None, None);
-    assert_eq!(
-        tg.reply_to(text_of(&first)).await["text"],
-        json!("Got Deploy. Still needed: Notify")
-    );
-    assert_eq!(tg.status(&asked.id).await, json!("pending"));
-    tg.fake.message(&alice(), &dm(), "team channel, 2", None, None);
-    assert_eq!(
-        asked.result(PATIENCE).await,
-        json!({"status": "answered", "answers": {"answers": {
-            "deploy": ["Canary"], "notify": ["Team channel", "On-call"]}}})
-    );
-    let prompt_id = prompt["message_id"].as_i64().unwrap();
-    let edited = tg.edited_into(ALICE, prompt_id, "Deploy: Canary").await;
-    assert!(
-        edited["text"]
-            .as_str()
-            .unwrap()
-            .contains("Notify: Team channel, On-call"),
-        "{edited}"
-    );
-}
-
-/// In a group only the listed answerer counts: a stranger's tap gets an
-/// alert only they see, a stranger's reply is refused, and an unthreaded
-/// message is nobody's answer; none of them changes anything.
-async fn in_a_group_a_stranger_is_refused_and_changes_nothing(mode: Mode) {
-    let tg = Telegram::start(mode).await;
-    let mut asked = tg.ask(&deploy("ops")).await;
-    let message = tg.buttons_of(GROUP, &asked.id).await;
-    let token = |action: &str| format!("ag1:{}:{action}", asked.id);
-
-    let stranger_tap = tg.fake.tap(&bob(), &group(), message, &token("1"));
-    let alert = tg.answer_to(&stranger_tap).await;
-    assert_eq!(alert["text"], json!("This question is for Ops"));
-    assert_eq!(alert["show_alert"], json!(true));
-    let stranger_reply = tg.fake.message(&bob(), &group(), "production", Some(message), None);
-    assert_eq!(
-        tg.reply_to(text_of(&stranger_reply)).await["text"],
-        json!("This question is for Ops")
-    );
-    let unthreaded = tg.fake.message(&alice(), &group(), "1", None, None);
-    assert_eq!(tg.status(&asked.id).await, json!("pending"));
-
-    let tap = tg.fake.tap(&alice(), &group(), message, &token("0"));
-    assert_eq!(
-        asked.result(PATIENCE).await,
-        json!({"status": "answered", "answers": {"answers": {"deploy": ["Staging (Recommended)"]}}})
-    );
-    assert_eq!(tg.answer_to(&tap).await["text"], json!("Answer submitted"));
-    tg.edited_into(GROUP, message, "Answered by Alice: Staging (Recommended)")
-        .await;
-    tg.settled(&tg.fake.message(&bob(), &group(), "me?", Some(message), None))
-        .await;
-    assert!(tg.replies_to(text_of(&unthreaded)).is_empty());
-}
-
-/// In Alice's private chat only Alice counts (its id is hers): a tap by
-/// someone else delivered there — Telegram lets no one in, askgate does not
-/// rely on it — gets the alert a stranger gets in a group, and changes
-/// nothing.
-async fn in_a_private_chat_a_stranger_is_refused_and_changes_nothing(mode: Mode) {
-    let tg = Telegram::start(mode).await;
-    let mut asked = tg.ask(&deploy("alice")).await;
-    let message = tg.buttons_of(ALICE, &asked.id).await;
-    let token = |action: &str| format!("ag1:{}:{action}", asked.id);
-
-    let stranger_tap = tg.fake.tap(&bob(), &dm(), message, &token("1"));
-    let alert = tg.answer_to(&stranger_tap).await;
-    assert_eq!(alert["text"], json!("This question is for Alice"));
-    assert_eq!(alert["show_alert"], json!(true));
-    assert_eq!(tg.status(&asked.id).await, json!("pending"));
-
-    let tap = tg.fake.tap(&alice(), &dm(), message, &token("0"));
-    assert_eq!(
-        asked.result(PATIENCE).await,
-        json!({"status": "answered", "answers": {"answers": {"deploy": ["Staging (Recommended)"]}}})
-    );
-    assert_eq!(tg.answer_to(&tap).await["text"], json!("Answer submitted"));
-    let resource = tg.server.question(&asked.id).await;
-    assert_eq!(
-        resource["resolution"]["by"]["id"],
-        json!(ALICE.to_string()),
-        "{resource}"
-    );
-}
-
-/// A second tap (on the same or another option) is told the question was
-/// answered, and changes nothing; the message is edited once.
-async fn a_double_tap_answers_once(mode: Mode) {
-    let tg = Telegram::start(mode).await;
-    let mut asked = tg.ask(&deploy("alice")).await;
-    let message = tg.buttons_of(ALICE, &asked.id).await;
-    let first = tg.fake.tap(&alice(), &dm(), message, &format!("ag1:{}:1", asked.id));
-    let second = tg.fake.tap(&alice(), &dm(), message, &format!("ag1:{}:0", asked.id));
-    assert_eq!(tg.answer_to(&first).await["text"], json!("Answer submitted"));
-    assert_eq!(
-        tg.answer_to(&second).await["text"],
-        json!("This question was already answered")
-    );
-    assert_eq!(
-        asked.result(PATIENCE).await,
-        json!({"status": "answered", "answers": {"answers": {"deploy": ["Production"]}}})
-    );
-    tg.edited_into(ALICE, message, "Answered by Alice: Production").await;
-    let resource = tg.server.question(&asked.id).await;
-    assert_eq!(
-        resource["resolution"]["by"]["id"],
-        json!(ALICE.to_string()),
-        "{resource}"
-    );
-    assert_eq!(tg.fake.calls_to("editMessageText").len(), 1);
-}
-
-/// Other… in a group: a force-reply aimed at the person who tapped; their
-/// reply to it is the free-text answer.
-async fn other_opens_a_force_reply_whose_reply_is_the_answer(mode: Mode) {
-    let tg = Telegram::start(mode).await;
-    let mut asked = tg.ask(&deploy("ops")).await;
-    let message = tg.buttons_of(GROUP, &asked.id).await;
-    let tap = tg.fake.tap(&alice(), &group(), message, &format!("ag1:{}:o", asked.id));
-    tg.answer_to(&tap).await;
-    let force = tg.reply_to(message).await;
-    assert_eq!(
-        force["reply_markup"],
-        json!({"force_reply": true, "selective": true, "input_field_placeholder": "Type your answer"}),
-        "{force}"
-    );
-    assert!(
-        force["text"]
-            .as_str()
-            .unwrap()
-            .contains(&format!("tg://user?id={ALICE}")),
-        "aimed at Alice: {force}"
-    );
-    let force_id = tg
-        .bot_message("the force-reply", GROUP, |shown| {
-            shown["reply_to_message"]["message_id"] == json!(message)
-        })
-        .await["message_id"]
-        .as_i64()
-        .unwrap();
-    assert_eq!(tg.status(&asked.id).await, json!("pending"));
-    tg.fake
-        .message(&alice(), &group(), "  the lab cluster  ", Some(force_id), None);
-    assert_eq!(
-        asked.result(PATIENCE).await,
-        json!({"status": "answered", "answers": {"answers": {"deploy": ["the lab cluster"]}}})
-    );
-    let resource = tg.server.question(&asked.id).await;
-    assert_eq!(
-        resource["resolution"]["answers"]["deploy"][0]["kind"],
-        json!("free_text"),
-        "{resource}"
-    );
-    tg.edited_into(GROUP, message, "Answered by Alice: the lab cluster")
-        .await;
-}
-
-/// Skip, by the button in a private chat or by `/skip@bot` replied in a
-/// group, gives the agent `no_answer`.
-async fn skip_gives_the_agent_no_answer(mode: Mode) {
-    let tg = Telegram::start(mode).await;
-    let mut asked = tg.ask(&deploy("alice")).await;
-    let id = asked.id.clone();
-    let message = tg.buttons_of(ALICE, &id).await;
-    let tap = tg.fake.tap(&alice(), &dm(), message, &format!("ag1:{id}:s"));
-    assert_eq!(asked.result(PATIENCE).await, json!({"status": "no_answer"}));
-    assert_eq!(tg.answer_to(&tap).await["text"], json!("Skipped"));
-    assert_eq!(tg.status(&id).await, json!("skipped"));
-    tg.edited_into(ALICE, message, "Skipped by Alice").await;
-
-    let mut asked = tg.ask(&deploy("ops")).await;
-    let id = asked.id.clone();
-    let message = tg.buttons_of(GROUP, &id).await;
-    let other_bot = tg
-        .fake
-        .message(&alice(), &group(), "/skip@another_bot", Some(message), None);
-    let ours = tg
-        .fake
-        .message(&alice(), &group(), "/skip@askgate_test_bot", Some(message), None);
-    assert_eq!(asked.result(PATIENCE).await, json!({"status": "no_answer"}));
-    assert_eq!(tg.status(&id).await, json!("skipped"));
-    tg.edited_into(GROUP, message, "Skipped by Alice").await;
-    tg.settled(&tg.fake.message(&bob(), &group(), "me?", Some(message), None))
-        .await;
-    // Had the other bot's command been taken, it would have skipped, and
-    // askgate's own would have been told the question was closed.
-    assert!(tg.replies_to(text_of(&other_bot)).is_empty());
-    assert!(tg.replies_to(text_of(&ours)).is_empty());
-}
-
-/// Nobody answers within the (shortest) timeout: the agent gets `no_answer`,
-/// the message says it expired, and a late tap is told so.
-async fn expiry_gives_no_answer_and_a_late_tap_is_told(mode: Mode) {
-    let tg = Telegram::start(mode).await;
-    let mut request = deploy("alice");
-    request["timeoutSeconds"] = json!(30);
-    let mut asked = tg.ask(&request).await;
-    let id = asked.id.clone();
-    let message = tg.buttons_of(ALICE, &id).await;
-    assert_eq!(
-        asked.result(Duration::from_secs(30) + PATIENCE).await,
-        json!({"status": "no_answer"})
-    );
-    assert_eq!(tg.status(&id).await, json!("expired"));
-    let edited = tg.edited_into(ALICE, message, "Expired — no answer").await;
-    assert!(edited.get("reply_markup").is_none(), "{edited}");
-    let late = tg.fake.tap(&alice(), &dm(), message, &format!("ag1:{id}:0"));
-    assert_eq!(tg.answer_to(&late).await["text"], json!("This question has expired"));
-    assert_eq!(tg.status(&id).await, json!("expired"));
-}
-
 /// askgate is killed (`SIGKILL`) after it stored the answer and before the
 /// edit reached Telegram: after a restart the message is edited, and the
 /// tap was taken once.
@@ -595,13 +346,6 @@ async fn a_forum_topic_recipient_is_asked_and_answered_in_its_topic(mode: Mode) 
 in_modes!(
     [
     a_tap_answers_the_waiting_agent_and_edits_the_message,
-    a_two_question_prompt_is_answered_over_two_typed_replies,
-    in_a_group_a_stranger_is_refused_and_changes_nothing,
-    in_a_private_chat_a_stranger_is_refused_and_changes_nothing,
-    a_double_tap_answers_once,
-    other_opens_a_force_reply_whose_reply_is_the_answer,
-    skip_gives_the_agent_no_answer,
-    expiry_gives_no_answer_and_a_late_tap_is_told,
     a_kill_between_the_tap_and_the_edit_loses_nothing_and_answers_once,
     a_forum_topic_recipient_is_asked_and_answered_in_its_topic,
     ]
@@ -647,26 +391,6 @@ async fn a_forged_webhook_secret_gets_401_and_changes_nothing() {
         resource["result"],
         json!({"status": "answered", "answers": {"answers": {"deploy": ["Production"]}}})
     );
-}
-
-/// The agent cancels: its wait ends with `no_answer` and the message says
-/// so, buttons gone; a tap afterwards is told the question is closed.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)] // The fake must answer while the harness blocks on start-up.
-async fn a_cancelled_question_is_edited_into_cancelled() {
-    let tg = Telegram::start(Mode::Polling).await;
-    let mut asked = tg.ask(&deploy("alice")).await;
-    let message = tg.buttons_of(ALICE, &asked.id).await;
-    let (status, _) = tg
-        .server
-        .post_empty(&format!("/v1/questions/{}/cancel", asked.id), Some(AGENT_TOKEN))
-        .await;
-    assert_eq!(status, 200);
-    assert_eq!(asked.result(PATIENCE).await, json!({"status": "no_answer"}));
-    let edited = tg.edited_into(ALICE, message, "Cancelled").await;
-    assert!(edited.get("reply_markup").is_none(), "{edited}");
-    let late = tg.fake.tap(&alice(), &dm(), message, &format!("ag1:{}:0", asked.id));
-    assert_eq!(tg.answer_to(&late).await["text"], json!("This question is closed"));
-    assert_eq!(tg.status(&asked.id).await, json!("cancelled"));
 }
 
 /// Telegram refuses for good ("chat not found", "bot was blocked by the
