@@ -53,9 +53,10 @@ pub fn capabilities() -> Capabilities {
 pub struct MatrixChannel {
     settings: MatrixSettings,
     capabilities: Capabilities,
-    /// The client, built and its session restored on first use: a
-    /// homeserver out of reach at start stops nothing.
-    client: Arc<OnceCell<Session>>,
+    /// The client (and the relay it reaches the homeserver through), built
+    /// and its session restored on first use: a homeserver out of reach at
+    /// start stops nothing.
+    session: Arc<OnceCell<Session>>,
     /// Each room's messages in order, without holding up other rooms.
     lines: SendLines,
     /// The direct room of each person askgate wrote to.
@@ -71,7 +72,7 @@ impl MatrixChannel {
         Self {
             settings,
             capabilities: capabilities(),
-            client: Arc::default(),
+            session: Arc::default(),
             lines: SendLines::default(),
             dms: Arc::default(),
             synced: Arc::new(watch::Sender::new(None)),
@@ -91,7 +92,7 @@ impl MatrixChannel {
     /// The client, with the bot's session; built on first use.
     pub async fn client(&self) -> Result<&Client, ChannelError> {
         let session = self
-            .client
+            .session
             .get_or_try_init(|| crate::session::connect(&self.settings))
             .await?;
         Ok(&session.client)

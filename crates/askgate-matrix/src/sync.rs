@@ -26,11 +26,11 @@ use std::time::Duration;
 
 use askgate_adapter::Driver;
 use askgate_adapter::backoff::{backoff, retry_delay};
-use askgate_core::channel::{ConversationKind, InboundError, InboundSink};
+use askgate_core::channel::{ChannelError, ConversationKind, InboundError, InboundSink};
 use matrix_sdk::config::SyncSettings;
 use matrix_sdk::deserialized_responses::TimelineEvent;
 use matrix_sdk::room::MessagesOptions;
-use matrix_sdk::ruma::{UInt, UserId};
+use matrix_sdk::ruma::{RoomId, UInt, UserId};
 use matrix_sdk::store::{StateStoreDataKey, StateStoreDataValue};
 use matrix_sdk::sync::SyncResponse;
 use matrix_sdk::{Client, Room, RoomMemberships};
@@ -104,12 +104,12 @@ pub async fn run(channel: Arc<MatrixChannel>, sink: Arc<dyn InboundSink>, shutdo
                             }
                             continue;
                         }
-                        Err(error) => {
-                            let error = channel_error(&error);
-                            let pause = retry_delay(&error, failures);
-                            warn!(channel = %name, %error, ?pause, "catching up with the homeserver failed; retrying");
-                            pause
-                        }
+                        Err(error) => retrying(
+                            &name,
+                            &channel_error(&error),
+                            failures,
+                            "catching up with the homeserver failed",
+                        ),
                     }
                 }
                 Ok(client) => {
@@ -126,25 +126,40 @@ pub async fn run(channel: Arc<MatrixChannel>, sink: Arc<dyn InboundSink>, shutdo
                             backlog = batch(&name, client, response, cursor.is_none()).await;
                             continue;
                         }
-                        Err(error) => {
-                            let error = channel_error(&error);
-                            let pause = retry_delay(&error, failures);
-                            warn!(channel = %name, %error, ?pause, "syncing with the homeserver failed; retrying");
-                            pause
-                        }
+                        Err(error) => retrying(
+                            &name,
+                            &channel_error(&error),
+                            failures,
+                            "syncing with the homeserver failed",
+                        ),
                     }
                 }
-                Err(error) => {
-                    let pause = retry_delay(&error, failures);
-                    warn!(channel = %name, %error, ?pause, "could not start the Matrix session; retrying");
-                    pause
-                }
+                Err(error) => retrying(&name, &error, failures, "could not start the Matrix session"),
             }
         };
         failures += 1;
         tokio::select! {
             () = &mut shutdown => return,
             () = tokio::time::sleep(pause.max(Duration::from_millis(100))) => {}
+        }
+    }
+}
+
+/// How long to pause after `failures` failures ended by `error` while
+/// doing `what`, said in the log.
+fn retrying(name: &str, error: &ChannelError, failures: u32, what: &str) -> Duration {
+    let pause = retry_delay(error, failures);
+    warn!(channel = %name, %error, ?pause, "{what}; retrying");
+    pause
+}
+
+/// Joins `room`, which the bot was invited to.
+async fn join(name: &str, client: &Client, room: &RoomId) {
+    match client.join_room_by_id(room).await {
+        Ok(_) => info!(channel = %name, %room, "joined a room the bot was invited to"),
+        Err(error) => {
+            let error = channel_error(&error);
+            warn!(channel = %name, %room, %error, "could not join a room the bot was invited to");
         }
     }
 }
@@ -164,13 +179,7 @@ async fn drain(driver: &Driver<MatrixChannel>, backlog: &mut Backlog) -> Result<
 /// that is history).
 async fn batch(name: &str, client: &Client, response: SyncResponse, first: bool) -> Backlog {
     for room_id in response.rooms.invited.keys() {
-        match client.join_room_by_id(room_id).await {
-            Ok(_) => info!(channel = %name, room = %room_id, "joined a room the bot was invited to"),
-            Err(error) => {
-                let error = channel_error(&error);
-                warn!(channel = %name, room = %room_id, %error, "could not join a room the bot was invited to");
-            }
-        }
+        join(name, client, room_id).await;
     }
     let mut backlog = Backlog {
         updates: VecDeque::new(),
@@ -197,13 +206,7 @@ async fn batch(name: &str, client: &Client, response: SyncResponse, first: bool)
 /// when there is nothing to catch up on.
 async fn catch_up(name: &str, client: &Client, ours: &str) -> Result<Option<Backlog>, matrix_sdk::Error> {
     for room in client.invited_rooms() {
-        match room.join().await {
-            Ok(()) => info!(channel = %name, room = %room.room_id(), "joined a room the bot was invited to"),
-            Err(error) => {
-                let error = channel_error(&error);
-                warn!(channel = %name, room = %room.room_id(), %error, "could not join a room the bot was invited to");
-            }
-        }
+        join(name, client, room.room_id()).await;
     }
     let Some(StateStoreDataValue::SyncToken(theirs)) =
         client.state_store().get_kv_data(StateStoreDataKey::SyncToken).await?
