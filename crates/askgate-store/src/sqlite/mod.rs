@@ -2,6 +2,7 @@
 //!
 //! - `mod.rs` (here): the store, its reads on a pool of sqlx connections,
 //!   and the hand-over of each write;
+//! - [`reads`]: the read of one question by id, on the caller's thread;
 //! - [`writer`]: the one writer thread and its group commit;
 //! - [`writes`]: each write's SQL, run inside the writer's transaction;
 //! - [`health`]: whether the file is still askgate's (replaced at its path,
@@ -17,6 +18,7 @@
 mod callbacks;
 mod header;
 mod health;
+mod reads;
 mod writer;
 mod writes;
 
@@ -31,6 +33,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePo
 use sqlx::{AssertSqlSafe, Connection as _, SqliteConnection};
 
 use self::health::Health;
+use self::reads::Readers;
 use self::writer::{BUSY_TIMEOUT, Writer};
 use self::writes::NewQuestion;
 use crate::readiness::{Readiness, Verdict};
@@ -83,7 +86,8 @@ macro_rules! pending_after {
 /// [`Store`] on a SQLite file.
 ///
 /// Cloning is cheap and shares the connections. Reads run on a pool of
-/// sqlx connections; every write goes to one writer thread
+/// sqlx connections, except the read of one question by id, made on the
+/// caller's thread (`reads.rs`); every write goes to one writer thread
 /// (`writer.rs`), which commits the writes waiting together in one
 /// transaction (group commit) and answers each once its commit is durable.
 ///
@@ -96,6 +100,7 @@ macro_rules! pending_after {
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
+    readers: Arc<Readers>,
     writer: Arc<Writer>,
     health: Arc<Health>,
     readiness: Arc<Readiness>,
@@ -132,6 +137,7 @@ impl SqliteStore {
         let writer = Writer::start(path, health.clone(), readiness.clone())?;
         Ok(Self {
             pool,
+            readers: Arc::new(Readers::new(path)),
             writer: Arc::new(writer),
             health,
             readiness,
@@ -228,7 +234,12 @@ impl Store for SqliteStore {
         self.writer.write(move |conn| writes::insert(conn, &new, &rules)).await
     }
 
+    /// On the caller's thread ([`reads`]), or on the pool when that read
+    /// could not be made.
     async fn get(&self, id: &QuestionId) -> Result<Option<QuestionRecord>, StoreError> {
+        if let Ok(row) = self.readers.question(id) {
+            return row.map(QuestionRow::decode).transpose();
+        }
         let row = sqlx::query_as::<_, QuestionRow>(select_questions!("WHERE id = ?"))
             .bind(id.as_str())
             .fetch_optional(&self.pool)

@@ -132,6 +132,20 @@ async fn a_database_file_deleted_or_replaced_is_noticed_by_writes_and_readiness(
     ));
 }
 
+#[tokio::test]
+async fn a_read_by_id_that_cannot_open_a_connection_of_its_own_is_made_on_the_pool() {
+    let (store, _dir, path) = store().await;
+    let kept = question("01HZX0000000000000000000R1", 1_000);
+    store.insert(&kept).await.unwrap();
+    // Deleted before any read by id: the read on the caller's thread finds
+    // no connection kept and cannot open one (it never creates the file);
+    // the pool's connection, open since the start, still reads the file.
+    std::fs::remove_file(&path).unwrap();
+    let read = store.get(&kept.id).await.expect("read on the pool");
+    assert_eq!(read.map(|record| record.id), Some(kept.id));
+    assert!(!path.exists(), "no read created the deleted file again");
+}
+
 /// The file's inode: the same file (written over in place) keeps it.
 fn inode(path: &Path) -> u64 {
     use std::os::unix::fs::MetadataExt as _;
