@@ -118,6 +118,15 @@ impl QuestionRow {
 }
 
 impl QuestionRow {
+    /// Question `id`'s row, read by rusqlite (the writer's transaction, and
+    /// SQLite's reads by id on the caller's thread).
+    pub(crate) fn by_id(conn: &rusqlite::Connection, id: &QuestionId) -> rusqlite::Result<Option<Self>> {
+        use rusqlite::OptionalExtension as _;
+        conn.prepare_cached(concat!("SELECT ", question_columns!(), " FROM questions WHERE id = ?"))?
+            .query_row([id.as_str()], Self::from_rusqlite)
+            .optional()
+    }
+
     /// A row selected with [`question_columns`], read by rusqlite.
     pub(crate) fn from_rusqlite(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
         Ok(Self {

@@ -20,9 +20,9 @@ use std::sync::{Mutex, PoisonError};
 
 use askgate_core::QuestionId;
 use rusqlite::config::DbConfig;
-use rusqlite::{Connection, OpenFlags, OptionalExtension as _};
+use rusqlite::{Connection, OpenFlags};
 
-use crate::row::{QuestionRow, question_columns};
+use crate::row::QuestionRow;
 
 /// Connections kept between reads; a read that finds none opens one.
 const KEPT: usize = 4;
@@ -51,14 +51,7 @@ impl Readers {
     /// when this read could not be made here.
     pub(super) fn question(&self, id: &QuestionId) -> Result<Option<QuestionRow>, OnThePool> {
         let connection = self.take().ok_or(OnThePool)?;
-        let row = connection
-            .prepare_cached(concat!("SELECT ", question_columns!(), " FROM questions WHERE id = ?"))
-            .and_then(|mut statement| {
-                statement
-                    .query_row([id.as_str()], QuestionRow::from_rusqlite)
-                    .optional()
-            });
-        match row {
+        match QuestionRow::by_id(&connection, id) {
             Ok(row) => {
                 self.give_back(connection);
                 Ok(row)

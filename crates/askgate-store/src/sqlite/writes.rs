@@ -137,14 +137,7 @@ fn keyed(conn: &Connection, agent: &str, key: &IdempotencyKey) -> Result<Option<
 
 /// One question, read inside the transaction.
 fn read(conn: &Connection, id: &QuestionId) -> Result<Option<QuestionRecord>, StoreError> {
-    let row = conn
-        .prepare_cached(concat!("SELECT ", question_columns!(), " FROM questions WHERE id = ?"))
-        .and_then(|mut statement| {
-            statement
-                .query_row([id.as_str()], QuestionRow::from_rusqlite)
-                .optional()
-        })
-        .map_err(unavailable)?;
+    let row = QuestionRow::by_id(conn, id).map_err(unavailable)?;
     row.map(QuestionRow::decode).transpose()
 }
 
