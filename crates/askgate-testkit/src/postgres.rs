@@ -85,6 +85,22 @@ impl Schema {
             .unwrap_or_else(|error| panic!("{sql}: {error}"));
     }
 
+    /// Cuts the connections listening on this schema's change channel
+    /// (`askgate:<schema>`), as a network fault would: every store's change
+    /// feed on the schema, and no other test's.
+    ///
+    /// # Panics
+    ///
+    /// When the test server cannot be reached any more.
+    pub async fn cut_listeners(&self) {
+        self.execute(&format!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE query = 'LISTEN \"askgate:{}\"' AND pid <> pg_backend_pid()",
+            self.name
+        ))
+        .await;
+    }
+
     /// A connection of the schema's own.
     ///
     /// # Panics

@@ -340,13 +340,7 @@ async fn after_the_feed_lost_its_connection_views_re_read_and_waits_catch_up() {
     // A's listening connection is cut, and B answers while it is down
     // (its notification, if sent before A listens again, is lost).
     // (This schema's listeners only: other tests run beside this one.)
-    schema
-        .execute(&format!(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-             WHERE query = 'LISTEN \"askgate:{}\"' AND pid <> pg_backend_pid()",
-            schema.name()
-        ))
-        .await;
+    schema.cut_listeners().await;
     let skipped = b.engine.submit("alice", &asked.id, DirectAnswer::Skip).await.unwrap();
     assert!(matches!(skipped, Submitted::Resolved(_)), "{skipped:?}");
     let ended = ended_wait(waiting).await;

@@ -7,8 +7,11 @@
 //! those already).
 //!
 //! A notification sent while the connection is down is lost (PostgreSQL
-//! keeps none for a listener that is gone): the feed then says
-//! [`Change::Missed`], and whoever depends on the changes reads again.
+//! keeps none for a listener that is gone): the feed listens again, then
+//! says [`Change::Missed`], and whoever depends on the changes reads again.
+//! It listens again itself, pausing longer after each failed attempt:
+//! sqlx's own reconnection (`eager_reconnect`) retries an I/O error at once
+//! and for ever, which would spin while the database's host is unreachable.
 
 use std::time::Duration;
 
@@ -46,6 +49,7 @@ impl Feed {
     /// Listens with `listener` (a connection of the store's pool) on the
     /// channel of the pool's schema; `me` is this store's application name.
     pub(super) async fn start(mut listener: PgListener, schema: &str, me: String) -> Result<Self, StoreError> {
+        listener.eager_reconnect(false);
         listener.listen(&format!("askgate:{schema}")).await?;
         let (sender, _) = broadcast::channel(BUFFER);
         let task = tokio::spawn(run(listener, sender.clone(), me));
@@ -58,12 +62,10 @@ impl Feed {
 }
 
 async fn run(mut listener: PgListener, sender: broadcast::Sender<Change>, me: String) {
-    let mut failures: u32 = 0;
     loop {
         // No subscriber is fine: nobody is waiting on another replica.
         match listener.try_recv().await {
             Ok(Some(notification)) => {
-                failures = 0;
                 match parse(notification.payload()) {
                     Some((from, _)) if from == me => {}
                     Some((_, changed)) => drop(sender.send(Change::Question(changed))),
@@ -73,20 +75,37 @@ async fn run(mut listener: PgListener, sender: broadcast::Sender<Change>, me: St
                         "a change notification askgate cannot read"
                     ),
                 }
+                continue;
             }
-            Ok(None) => {
-                warn!(
-                    channel = "postgres",
-                    "the change feed's connection was lost; reconnecting"
-                );
-                drop(sender.send(Change::Missed));
-            }
+            Ok(None) => warn!(
+                channel = "postgres",
+                "the change feed's connection was lost; listening again"
+            ),
             Err(sqlx::Error::PoolClosed) => return,
+            Err(error) => warn!(channel = "postgres", %error, "the change feed failed; listening again"),
+        }
+        if !listen_again(&mut listener).await {
+            return;
+        }
+        // Said once the feed listens again, so that what is read after it
+        // is not changed unheard.
+        drop(sender.send(Change::Missed));
+    }
+}
+
+/// Makes the listener's connection again (which listens on its channel
+/// again), pausing longer after each failure, up to [`RETRY_MAX`]; `false`
+/// once the store's pool is closed.
+async fn listen_again(listener: &mut PgListener) -> bool {
+    let mut failures: u32 = 0;
+    loop {
+        match sqlx::query("SELECT 1").execute(&mut *listener).await {
+            Ok(_) => return true,
+            Err(sqlx::Error::PoolClosed) => return false,
             Err(error) => {
                 let pause = Duration::from_millis(100 * 2_u64.pow(failures.min(6))).min(RETRY_MAX);
                 failures = failures.saturating_add(1);
-                warn!(channel = "postgres", %error, retry_in = ?pause, "the change feed failed; trying again");
-                drop(sender.send(Change::Missed));
+                warn!(channel = "postgres", %error, retry_in = ?pause, "the change feed could not listen again; trying again");
                 tokio::time::sleep(pause).await;
             }
         }

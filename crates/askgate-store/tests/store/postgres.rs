@@ -86,6 +86,15 @@ async fn next_change(feed: &mut broadcast::Receiver<Change>) -> Change {
         .expect("the feed is open")
 }
 
+/// The change that tells of `question(name, 1)` stored.
+fn asked(name: &str) -> Change {
+    Change::Question(Changed {
+        id: QuestionId::parse(name).unwrap(),
+        status: QuestionStatus::Pending,
+        expires_at: 600_001,
+    })
+}
+
 /// A store hears of what another store on the same schema stored or
 /// changed, once it commits; never of its own changes, nor of another
 /// schema's.
@@ -100,14 +109,7 @@ async fn the_feed_tells_another_stores_changes_but_not_its_own_nor_another_schem
     a.insert(&question("a1", 1)).await.unwrap();
     other.insert(&question("b1", 1)).await.unwrap();
     b.insert(&question("b1", 1)).await.unwrap();
-    assert_eq!(
-        next_change(&mut feed).await,
-        Change::Question(Changed {
-            id: QuestionId::parse("b1").unwrap(),
-            status: QuestionStatus::Pending,
-            expires_at: 600_001,
-        })
-    );
+    assert_eq!(next_change(&mut feed).await, asked("b1"));
 
     let answered = Resolution {
         status: QuestionStatus::Answered,
@@ -143,6 +145,21 @@ async fn the_feed_tells_another_stores_changes_but_not_its_own_nor_another_schem
     let dir = tempfile::tempdir().unwrap();
     let sqlite = SqliteStore::open(&dir.path().join("askgate.db")).await.unwrap();
     assert!(sqlite.changes().is_none());
+}
+
+/// The feed's connection cut: the feed says it may have missed changes,
+/// and listens again (itself: sqlx's own reconnection is off), so that the
+/// changes after it come as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_whose_connection_was_cut_says_it_missed_changes_and_listens_again() {
+    let schema = Schema::create().await;
+    let a = PgStore::connect_with(schema.options(), 2).await.unwrap();
+    let b = PgStore::connect_with(schema.options(), 2).await.unwrap();
+    let mut feed = a.changes().expect("PostgreSQL has a feed");
+    schema.cut_listeners().await;
+    assert_eq!(next_change(&mut feed).await, Change::Missed);
+    b.insert(&question("b1", 1)).await.unwrap();
+    assert_eq!(next_change(&mut feed).await, asked("b1"));
 }
 
 /// Writes arriving together share statements and commits
