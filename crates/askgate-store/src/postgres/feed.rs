@@ -16,6 +16,7 @@
 use std::time::Duration;
 
 use askgate_core::QuestionId;
+use sqlx::AssertSqlSafe;
 use sqlx::postgres::PgListener;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
@@ -49,10 +50,11 @@ impl Feed {
     /// Listens with `listener` (a connection of the store's pool) on the
     /// channel of the pool's schema; `me` is this store's application name.
     pub(super) async fn start(mut listener: PgListener, schema: &str, me: String) -> Result<Self, StoreError> {
+        let channel = format!("askgate:{schema}");
         listener.eager_reconnect(false);
-        listener.listen(&format!("askgate:{schema}")).await?;
+        listener.listen(&channel).await?;
         let (sender, _) = broadcast::channel(BUFFER);
-        let task = tokio::spawn(run(listener, sender.clone(), me));
+        let task = tokio::spawn(run(listener, channel, sender.clone(), me));
         Ok(Self { sender, task })
     }
 
@@ -61,7 +63,7 @@ impl Feed {
     }
 }
 
-async fn run(mut listener: PgListener, sender: broadcast::Sender<Change>, me: String) {
+async fn run(mut listener: PgListener, channel: String, sender: broadcast::Sender<Change>, me: String) {
     loop {
         // No subscriber is fine: nobody is waiting on another replica.
         match listener.try_recv().await {
@@ -84,7 +86,7 @@ async fn run(mut listener: PgListener, sender: broadcast::Sender<Change>, me: St
             Err(sqlx::Error::PoolClosed) => return,
             Err(error) => warn!(channel = "postgres", %error, "the change feed failed; listening again"),
         }
-        if !listen_again(&mut listener).await {
+        if !listen_again(&mut listener, &channel).await {
             return;
         }
         // Said once the feed listens again, so that what is read after it
@@ -93,13 +95,17 @@ async fn run(mut listener: PgListener, sender: broadcast::Sender<Change>, me: St
     }
 }
 
-/// Makes the listener's connection again (which listens on its channel
-/// again), pausing longer after each failure, up to [`RETRY_MAX`]; `false`
-/// once the store's pool is closed.
-async fn listen_again(listener: &mut PgListener) -> bool {
+/// Makes the listener's connection again, pausing longer after each
+/// failure, up to [`RETRY_MAX`]; `false` once the store's pool is closed.
+/// The statement that makes it is `LISTEN` on `channel` (the listener's
+/// new connection listens on its channels before it runs it; once more
+/// changes nothing), so that the connection's last statement still says
+/// what it is for.
+async fn listen_again(listener: &mut PgListener, channel: &str) -> bool {
+    let listen = format!("LISTEN \"{}\"", channel.replace('"', "\"\""));
     let mut failures: u32 = 0;
     loop {
-        match sqlx::query("SELECT 1").execute(&mut *listener).await {
+        match sqlx::query(AssertSqlSafe(listen.clone())).execute(&mut *listener).await {
             Ok(_) => return true,
             Err(sqlx::Error::PoolClosed) => return false,
             Err(error) => {
