@@ -9,11 +9,12 @@
 //! A notification sent while the connection is down is lost (PostgreSQL
 //! keeps none for a listener that is gone): the feed listens again, then
 //! says [`Change::Missed`], and whoever depends on the changes reads again.
-//! It listens again itself, pausing longer after each failed attempt:
+//! It listens again itself, pausing longer after each failed attempt and
+//! after a connection that failed within [`RETRY_MAX`] of being made:
 //! sqlx's own reconnection (`eager_reconnect`) retries an I/O error at once
 //! and for ever, which would spin while the database's host is unreachable.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use askgate_core::QuestionId;
 use sqlx::AssertSqlSafe;
@@ -50,7 +51,7 @@ impl Feed {
     /// Listens with `listener` (a connection of the store's pool) on the
     /// channel of the pool's schema; `me` is this store's application name.
     pub(super) async fn start(mut listener: PgListener, schema: &str, me: String) -> Result<Self, StoreError> {
-        let channel = format!("askgate:{schema}");
+        let channel = super::channel(schema);
         listener.eager_reconnect(false);
         listener.listen(&channel).await?;
         let (sender, _) = broadcast::channel(BUFFER);
@@ -64,6 +65,12 @@ impl Feed {
 }
 
 async fn run(mut listener: PgListener, channel: String, sender: broadcast::Sender<Change>, me: String) {
+    // Failures since the feed last listened for long: a connection that
+    // fails again soon after it was made again waits before the next
+    // attempt, as a failed attempt does, so that an error that recurs on
+    // every receive does not spin.
+    let mut failures: u32 = 0;
+    let mut listening_since = Instant::now();
     loop {
         // No subscriber is fine: nobody is waiting on another replica.
         match listener.try_recv().await {
@@ -86,36 +93,48 @@ async fn run(mut listener: PgListener, channel: String, sender: broadcast::Sende
             Err(sqlx::Error::PoolClosed) => return,
             Err(error) => warn!(channel = "postgres", %error, "the change feed failed; listening again"),
         }
-        if !listen_again(&mut listener, &channel).await {
+        if listening_since.elapsed() >= RETRY_MAX {
+            failures = 0;
+        } else {
+            tokio::time::sleep(pause(failures)).await;
+            failures = failures.saturating_add(1);
+        }
+        if !listen_again(&mut listener, &channel, &mut failures).await {
             return;
         }
+        listening_since = Instant::now();
         // Said once the feed listens again, so that what is read after it
         // is not changed unheard.
         drop(sender.send(Change::Missed));
     }
 }
 
-/// Makes the listener's connection again, pausing longer after each
-/// failure, up to [`RETRY_MAX`]; `false` once the store's pool is closed.
-/// The statement that makes it is `LISTEN` on `channel` (the listener's
-/// new connection listens on its channels before it runs it; once more
-/// changes nothing), so that the connection's last statement still says
-/// what it is for.
-async fn listen_again(listener: &mut PgListener, channel: &str) -> bool {
+/// Makes the listener's connection again, pausing after each failure
+/// ([`pause`], counted in `failures`); `false` once the store's pool is
+/// closed. The statement that makes it is `LISTEN` on `channel` (the
+/// listener's new connection listens on its channels before it runs it;
+/// once more changes nothing), so that the connection's last statement
+/// still says what it is for.
+async fn listen_again(listener: &mut PgListener, channel: &str, failures: &mut u32) -> bool {
     let listen = format!("LISTEN \"{}\"", channel.replace('"', "\"\""));
-    let mut failures: u32 = 0;
     loop {
         match sqlx::query(AssertSqlSafe(listen.clone())).execute(&mut *listener).await {
             Ok(_) => return true,
             Err(sqlx::Error::PoolClosed) => return false,
             Err(error) => {
-                let pause = Duration::from_millis(100 * 2_u64.pow(failures.min(6))).min(RETRY_MAX);
-                failures = failures.saturating_add(1);
+                let pause = pause(*failures);
+                *failures = failures.saturating_add(1);
                 warn!(channel = "postgres", %error, retry_in = ?pause, "the change feed could not listen again; trying again");
                 tokio::time::sleep(pause).await;
             }
         }
     }
+}
+
+/// The pause after `failures` failures in a row: 100 ms, doubling, at most
+/// [`RETRY_MAX`].
+fn pause(failures: u32) -> Duration {
+    Duration::from_millis(100 * 2_u64.pow(failures.min(6))).min(RETRY_MAX)
 }
 
 /// A notification's payload: `<store name> <id> <status> <expires_at>`
@@ -129,4 +148,22 @@ fn parse(payload: &str) -> Option<(&str, Changed)> {
         expires_at: expires_at.parse().ok()?,
     };
     Some((from, changed))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{RETRY_MAX, pause};
+
+    /// 100 ms after the first failure, doubling, never more than
+    /// [`RETRY_MAX`] however many failures in a row.
+    #[test]
+    fn the_pause_doubles_up_to_its_bound() {
+        assert_eq!(pause(0), Duration::from_millis(100));
+        assert_eq!(pause(1), Duration::from_millis(200));
+        assert_eq!(pause(5), Duration::from_millis(3_200));
+        assert_eq!(pause(6), RETRY_MAX);
+        assert_eq!(pause(u32::MAX), RETRY_MAX);
+    }
 }

@@ -67,6 +67,12 @@ pub(crate) use select_questions;
 /// store reports itself unavailable.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The channel the stores on `schema` notify their changes on and listen
+/// to ([`notify`], [`feed`]).
+fn channel(schema: &str) -> String {
+    format!("askgate:{schema}")
+}
+
 /// [`Store`] on a PostgreSQL database, shared by every replica.
 ///
 /// Cloning is cheap and shares the pool. Readiness follows the writes, as

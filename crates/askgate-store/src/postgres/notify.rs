@@ -76,7 +76,7 @@ impl Notifier {
     pub(super) fn start_lingering(pool: &PgPool, schema: &str, me: String, linger: Duration) -> Self {
         let (sender, receiver) = mpsc::unbounded_channel();
         let options = (*pool.connect_options()).clone();
-        let task = tokio::spawn(run(options, format!("askgate:{schema}"), receiver, linger));
+        let task = tokio::spawn(run(options, super::channel(schema), receiver, linger));
         Self { sender, me, task }
     }
 
@@ -191,7 +191,7 @@ mod tests {
             .max_connections(2)
             .connect_lazy_with(schema.options());
         let mut listener = PgListener::connect_with(&pool).await.unwrap();
-        listener.listen(&format!("askgate:{}", schema.name())).await.unwrap();
+        listener.listen(&super::super::channel(schema.name())).await.unwrap();
         let notifier = Notifier::start_lingering(&pool, schema.name(), "me".to_owned(), linger);
         Lingering {
             _schema: schema,
