@@ -157,12 +157,17 @@ fn main() -> Result<()> {
     Ok(())
 }
 
-/// A process's memory, from `/proc/<pid>/status`, in bytes.
+/// A process's memory, from `/proc/<pid>/status` and `/proc/<pid>/smaps`,
+/// in bytes.
 #[derive(Debug, Clone, Copy)]
 struct Memory {
     rss: u64,
     anonymous: u64,
     file: u64,
+    /// Resident pages of the executable's own code (its executable
+    /// mappings): what the start-up code's layout decides
+    /// (`crates/askgate/build/layout.rs`).
+    code: u64,
 }
 
 impl Memory {
@@ -180,7 +185,38 @@ impl Memory {
             rss: field("VmRSS:")?,
             anonymous: field("RssAnon:")?,
             file: field("RssFile:")?,
+            code: Self::code_of(pid)?,
         })
+    }
+
+    /// The `Rss:` of the mappings of `/proc/<pid>/exe` that can execute.
+    fn code_of(pid: u32) -> Result<u64> {
+        let exe = std::fs::read_link(format!("/proc/{pid}/exe"))?;
+        let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps"))?;
+        let mut code = 0;
+        let mut in_code = false;
+        for line in smaps.lines() {
+            let mut fields = line.split_whitespace();
+            let first = fields.next().unwrap_or_default();
+            if first.contains('-') && !first.ends_with(':') {
+                // A mapping's header: range, permissions, offset, device,
+                // inode, then the path, which may hold spaces.
+                let perms = fields.next().unwrap_or_default();
+                let mut rest = line;
+                for _ in 0..5 {
+                    rest = rest.trim_start();
+                    rest = &rest[rest.find(char::is_whitespace).unwrap_or(rest.len())..];
+                }
+                in_code = perms.contains('x') && Path::new(rest.trim()) == exe;
+            } else if in_code && first == "Rss:" {
+                let kib: u64 = fields
+                    .next()
+                    .and_then(|kib| kib.parse().ok())
+                    .ok_or("smaps: no Rss value")?;
+                code += kib * 1024;
+            }
+        }
+        Ok(code)
     }
 }
 
@@ -213,6 +249,13 @@ async fn idle_footprint(plan: Plan) -> Result<Idle> {
     tokio::time::sleep(settle).await;
     let memory = Memory::of(askgate.child.id())?;
     askgate.terminate().await?;
+    if memory.code == 0 || memory.code > memory.file {
+        return Err(format!(
+            "the binary's resident code is {} bytes of {} mapped: smaps misread",
+            memory.code, memory.file
+        )
+        .into());
+    }
     let node = match Command::new("node")
         .args(NODE_IDLE)
         .stdin(Stdio::null())
@@ -243,10 +286,11 @@ impl Idle {
         }
         let line = |what: &str, memory: &Memory| {
             println!(
-                "{what:<40} {:>16}   ({:.1} MiB anonymous, {:.1} MiB mapped files)",
+                "{what:<40} {:>16}   ({:.1} MiB anonymous, {:.1} MiB mapped files, of which {:.1} MiB its own code)",
                 format!("{:.1} MiB", mib(memory.rss)),
                 mib(memory.anonymous),
-                mib(memory.file)
+                mib(memory.file),
+                mib(memory.code)
             );
         };
         println!(

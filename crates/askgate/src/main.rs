@@ -31,6 +31,11 @@ mod mcp;
 mod prompt;
 mod serve;
 
+/// How `build.rs` links the binary, here for its tests.
+#[cfg(test)]
+#[path = "../build/layout.rs"]
+mod layout;
+
 use std::io::Write as _;
 use std::process::ExitCode;
 
