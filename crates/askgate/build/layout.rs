@@ -65,14 +65,14 @@ impl Build {
             return args;
         }
         if let Some(path) = &self.reproduce {
-            args.push(format!("-Wl,--reproduce={path}"));
+            linker(&mut args, format!("--reproduce={path}"));
         }
         if self.profile != "release" {
             // Debug builds link often and are not measured: as they were.
             return args;
         }
         if let Some(order) = &self.order_file {
-            args.push(format!("-Wl,--symbol-ordering-file={}", order.display()));
+            linker(&mut args, format!("--symbol-ordering-file={}", order.display()));
             // Names of another build (see startup-order.txt) are expected.
             args.push("-Wl,--no-warn-symbol-ordering".to_owned());
         }
@@ -84,6 +84,14 @@ impl Build {
         }
         args
     }
+}
+
+/// One argument for the linker, through the C compiler that drives it:
+/// `-Xlinker` passes it as it is, where `-Wl,` would split a path at its
+/// commas.
+fn linker(args: &mut Vec<String>, arg: String) {
+    args.push("-Xlinker".to_owned());
+    args.push(arg);
 }
 
 #[cfg(test)]
@@ -106,7 +114,8 @@ mod tests {
         assert_eq!(
             release().link_args(),
             [
-                "-Wl,--symbol-ordering-file=/src/crates/askgate/build/startup-order.txt",
+                "-Xlinker",
+                "--symbol-ordering-file=/src/crates/askgate/build/startup-order.txt",
                 "-Wl,--no-warn-symbol-ordering",
                 "-Wl,-z,pack-relative-relocs",
             ]
@@ -168,7 +177,24 @@ mod tests {
             reproduce: Some("/tmp/askgate.tar".to_owned()),
             ..debug
         };
-        assert_eq!(reproduce.link_args(), ["-Wl,--reproduce=/tmp/askgate.tar"]);
+        assert_eq!(reproduce.link_args(), ["-Xlinker", "--reproduce=/tmp/askgate.tar"]);
+    }
+
+    #[test]
+    fn a_path_with_commas_reaches_the_linker_whole() {
+        let build = Build {
+            order_file: Some(PathBuf::from("/home/a,b/askgate/build/startup-order.txt")),
+            ..release()
+        };
+        let whole = [
+            "-Xlinker",
+            "--symbol-ordering-file=/home/a,b/askgate/build/startup-order.txt",
+        ];
+        assert!(
+            build.link_args().windows(2).any(|pair| pair == whole),
+            "{:?}",
+            build.link_args()
+        );
     }
 
     #[test]
