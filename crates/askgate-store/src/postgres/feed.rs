@@ -14,7 +14,7 @@
 //! sqlx's own reconnection (`eager_reconnect`) retries an I/O error at once
 //! and for ever, which would spin while the database's host is unreachable.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use askgate_core::QuestionId;
 use sqlx::AssertSqlSafe;
@@ -25,14 +25,12 @@ use tracing::warn;
 
 use std::str::FromStr as _;
 
+use super::{RETRY_MAX, pause};
 use crate::{Change, Changed, QuestionStatus, StoreError};
 
 /// Changes kept for a subscriber that has not read them yet; one that falls
 /// further behind is told it lagged.
 const BUFFER: usize = 1024;
-
-/// The longest pause between attempts to reconnect.
-const RETRY_MAX: Duration = Duration::from_secs(5);
 
 /// The running feed; dropping it stops its task.
 #[derive(Debug)]
@@ -131,12 +129,6 @@ async fn listen_again(listener: &mut PgListener, channel: &str, failures: &mut u
     }
 }
 
-/// The pause after `failures` failures in a row: 100 ms, doubling, at most
-/// [`RETRY_MAX`].
-fn pause(failures: u32) -> Duration {
-    Duration::from_millis(100 * 2_u64.pow(failures.min(6))).min(RETRY_MAX)
-}
-
 /// A notification's payload: `<store name> <id> <status> <expires_at>`
 /// ([`super::notify::Notifier::changed`]).
 fn parse(payload: &str) -> Option<(&str, Changed)> {
@@ -148,22 +140,4 @@ fn parse(payload: &str) -> Option<(&str, Changed)> {
         expires_at: expires_at.parse().ok()?,
     };
     Some((from, changed))
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use super::{RETRY_MAX, pause};
-
-    /// 100 ms after the first failure, doubling, never more than
-    /// [`RETRY_MAX`] however many failures in a row.
-    #[test]
-    fn the_pause_doubles_up_to_its_bound() {
-        assert_eq!(pause(0), Duration::from_millis(100));
-        assert_eq!(pause(1), Duration::from_millis(200));
-        assert_eq!(pause(5), Duration::from_millis(3_200));
-        assert_eq!(pause(6), RETRY_MAX);
-        assert_eq!(pause(u32::MAX), RETRY_MAX);
-    }
 }

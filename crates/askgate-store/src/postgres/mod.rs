@@ -73,6 +73,17 @@ fn channel(schema: &str) -> String {
     format!("askgate:{schema}")
 }
 
+/// The longest pause between attempts on a connection of the store's own
+/// (the change feed's, the notifier's).
+const RETRY_MAX: Duration = Duration::from_secs(5);
+
+/// The pause after `failures` failures in a row on a connection of the
+/// store's own ([`feed`], [`notify`]): 100 ms, doubling, at most
+/// [`RETRY_MAX`].
+fn pause(failures: u32) -> Duration {
+    Duration::from_millis(100 * 2_u64.pow(failures.min(6))).min(RETRY_MAX)
+}
+
 /// [`Store`] on a PostgreSQL database, shared by every replica.
 ///
 /// Cloning is cheap and shares the pool. Readiness follows the writes, as
@@ -883,4 +894,22 @@ async fn index_message(
     .execute(conn)
     .await?;
     Ok(inserted.rows_affected() > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{RETRY_MAX, pause};
+
+    /// 100 ms after the first failure, doubling, never more than
+    /// [`RETRY_MAX`] however many failures in a row.
+    #[test]
+    fn the_pause_doubles_up_to_its_bound() {
+        assert_eq!(pause(0), Duration::from_millis(100));
+        assert_eq!(pause(1), Duration::from_millis(200));
+        assert_eq!(pause(5), Duration::from_millis(3_200));
+        assert_eq!(pause(6), RETRY_MAX);
+        assert_eq!(pause(u32::MAX), RETRY_MAX);
+    }
 }

@@ -120,7 +120,7 @@ async fn run(
                 Err(error) => {
                     warn!(channel = "postgres", %error, "could not tell the other replicas of changes; trying again");
                     conn = None;
-                    tokio::time::sleep(Duration::from_millis(100 * 2_u64.pow(attempt))).await;
+                    tokio::time::sleep(super::pause(attempt)).await;
                 }
             }
         }
