@@ -68,6 +68,9 @@ impl Engine {
         for change in changes {
             match change {
                 Change::Question(question) => {
+                    // Changed elsewhere: a wait from now on reads it (before
+                    // `is_waited`, which a wait that took it already passes).
+                    self.forget_fresh(&question.id);
                     if question.status.is_final() {
                         self.lock_deadlines()
                             .remove(&(question.expires_at, question.id.clone()));
@@ -81,7 +84,10 @@ impl Engine {
                         for_views.push(question.id);
                     }
                 }
-                Change::Missed => missed = true,
+                Change::Missed => {
+                    missed = true;
+                    self.forget_all_fresh();
+                }
                 _ => {}
             }
         }

@@ -97,7 +97,7 @@ impl Engine {
             resolution: None,
             steps,
         };
-        match self.inner.store.insert_with(&record, &rules).await {
+        match self.insert_kept(&record, &rules).await {
             Ok(Inserted::New) => {}
             Ok(Inserted::Existing(existing)) => {
                 info!(question = %existing.id, "question asked again under its idempotency key");
@@ -130,6 +130,23 @@ impl Engine {
             record,
             replayed: false,
         })
+    }
+}
+
+impl Engine {
+    /// Stores a new question, and keeps the record for the wait that
+    /// follows (`fresh`) when it is stored as new. Its slot is reserved
+    /// before the insert: a change made between the commit and the return
+    /// here leaves it unfilled.
+    async fn insert_kept(&self, record: &QuestionRecord, rules: &InsertRules) -> Result<Inserted, StoreError> {
+        self.inner.fresh.expect(&record.id);
+        let inserted = self.inner.store.insert_with(record, rules).await;
+        if matches!(inserted, Ok(Inserted::New)) {
+            self.inner.fresh.fill(record);
+        } else {
+            self.inner.fresh.forget(&record.id);
+        }
+        inserted
     }
 }
 

@@ -6,6 +6,7 @@
 //! | `types` | the public types: [`NewQuestion`], [`EngineError`], [`Observer`], [`Update`], … |
 //! | `ask` | accepting a question: checked, stored, then delivered |
 //! | `waiters` | agents waiting for an answer, woken by the resolution |
+//! | `fresh` | questions just asked, as written, for the wait that follows |
 //! | `timers` | the timer loop: expiries, the sweep, steps and callbacks as they fall due, other replicas' changes |
 //! | `resolve` | cancel, abort a run, resolve (first wins) and what follows, direct answers checked |
 
@@ -23,6 +24,7 @@ use crate::plan::Nudges;
 use crate::recipient::Recipient;
 
 mod ask;
+mod fresh;
 mod resolve;
 mod timers;
 mod types;
@@ -68,6 +70,9 @@ pub(crate) struct Inner {
     /// One wake-up per question with waiting agents, so that an answer wakes
     /// only its own waiters (a shared channel would wake all of them).
     waiters: Mutex<HashMap<QuestionId, Arc<Waiter>>>,
+    /// Questions just asked here, as written: the first read of the wait
+    /// that follows.
+    fresh: fresh::Fresh,
     deadlines: Mutex<BTreeSet<(Timestamp, QuestionId)>>,
     deadline_added: Notify,
     limits: Mutex<Limits>,
@@ -134,6 +139,7 @@ impl Engine {
                 observer,
                 changes,
                 waiters: Mutex::new(HashMap::new()),
+                fresh: fresh::Fresh::default(),
                 deadlines: Mutex::new(BTreeSet::new()),
                 deadline_added: Notify::new(),
                 limits: Mutex::new(Limits::default()),

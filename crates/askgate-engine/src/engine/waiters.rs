@@ -64,7 +64,18 @@ impl Engine {
             if let Some(ended) = waiter.ended.get() {
                 return Ok(ended.clone());
             }
-            let found = self.get(id).await?.filter(|record| !first || check(record));
+            // A question just asked here, as written, unless it ended or
+            // changed since (`fresh`): its first read, without the store.
+            let kept = if first && !max.is_zero() {
+                self.inner.fresh.take(id)
+            } else {
+                None
+            };
+            let found = match kept {
+                Some(record) => Some(record),
+                None => self.get(id).await?,
+            }
+            .filter(|record| !first || check(record));
             let Some(record) = found else {
                 // An unknown id, or another agent's question: nobody may
                 // wait here, so the entry made above must not stay behind.
@@ -125,6 +136,18 @@ impl Engine {
             .contains_key(id)
     }
 
+    /// Drops the record of a question just asked here (`fresh`): another
+    /// process changed it.
+    pub(crate) fn forget_fresh(&self, id: &QuestionId) {
+        self.inner.fresh.forget(id);
+    }
+
+    /// Drops every record of questions just asked here: the change feed
+    /// missed changes.
+    pub(crate) fn forget_all_fresh(&self) {
+        self.inner.fresh.forget_all();
+    }
+
     /// The questions agents wait on here.
     pub(crate) fn waited(&self) -> Vec<QuestionId> {
         self.inner
@@ -137,6 +160,8 @@ impl Engine {
     }
 
     pub(crate) fn wake_waiters(&self, id: &QuestionId, ended: Option<&QuestionRecord>) {
+        // It ended: a wait from now on reads it.
+        self.inner.fresh.forget(id);
         let waiter = self
             .inner
             .waiters

@@ -745,6 +745,61 @@ async fn wait_returns_the_question_as_it_is_when_time_is_up() {
     ));
 }
 
+/// The wait that follows an ask starts from the question as the engine
+/// wrote it: it does not read the row back. Shown by a change made behind
+/// the engine's back (another connection), which the wait does not see
+/// until its time is up and it reads the question as it is then.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wait_after_an_ask_starts_from_the_question_as_written() {
+    use sqlx::Connection as _;
+    let h = harness().await;
+    let record = h.engine.ask(question("alice", single())).await.unwrap();
+    let path = h.dir.path().join("askgate.db");
+    let mut outside = sqlx::SqliteConnection::connect_with(&sqlx::sqlite::SqliteConnectOptions::new().filename(&path))
+        .await
+        .unwrap();
+    sqlx::query("UPDATE questions SET status = 'cancelled' WHERE id = ?")
+        .bind(record.id.as_str())
+        .execute(&mut outside)
+        .await
+        .unwrap();
+    outside.close().await.unwrap();
+    let waiting = {
+        let engine = h.engine.clone();
+        let id = record.id.clone();
+        tokio::spawn(async move { engine.wait(&id, Duration::from_secs(5)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!waiting.is_finished(), "the wait read the question back");
+    h.clock.advance(Duration::from_secs(5));
+    let waited = tokio::time::timeout(PATIENCE, waiting).await.unwrap().unwrap().unwrap();
+    assert_eq!(
+        waited.status,
+        QuestionStatus::Cancelled,
+        "read as it is once time is up"
+    );
+    // A second wait reads it: the record served one wait.
+    let again = h.engine.wait(&record.id, Duration::from_secs(5)).await.unwrap();
+    assert_eq!(again.status, QuestionStatus::Cancelled);
+}
+
+/// A question that ended here before its agent began to wait: the wait
+/// reads it and returns at once (the record kept of its ask is dropped by
+/// its end; the clock never moves here).
+#[tokio::test]
+async fn a_wait_begun_after_the_question_ended_here_returns_at_once() {
+    let h = harness().await;
+    let record = h.engine.ask(question("alice", single())).await.unwrap();
+    let cancelled = h.engine.cancel("agent-1", &record.id).await.unwrap();
+    let waited = tokio::time::timeout(PATIENCE, h.engine.wait(&record.id, Duration::from_secs(30)))
+        .await
+        .expect("the wait returns at once")
+        .unwrap();
+    assert_eq!(waited.status, QuestionStatus::Cancelled);
+    assert_eq!(waited.resolution, cancelled.resolution);
+    assert_eq!(h.engine.waiting(), 0);
+}
+
 /// An agent waiting for its question is handed the record its resolution
 /// stored (the same as a read of it), and only the agent that asked may wait.
 #[tokio::test]

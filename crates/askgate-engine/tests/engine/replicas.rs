@@ -442,3 +442,31 @@ async fn a_reminder_due_on_two_replicas_is_sent_once() {
     let record = second.engine.get(&asked.id).await.unwrap().unwrap();
     assert!(record.steps[0].done.is_some());
 }
+
+/// The wait that follows an ask starts from the question as its replica
+/// wrote it, without reading it back; an answer another replica gave in
+/// between must still end that wait at once (the change feed drops the
+/// record), not at the next sweep: the clock never moves here. Nothing
+/// watches A's live views: a view's read of the change would hide a feed
+/// that forgot to drop the record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_elsewhere_between_the_ask_and_its_wait_ends_the_wait_at_once() {
+    let (_schema, _clock, a, b) = two_replicas().await;
+    let asked = a.engine.ask(question("alice", single())).await.unwrap();
+    let answer = DirectAnswer::Answers(vec![DirectItem {
+        id: "deploy".into(),
+        options: vec![0],
+        text: None,
+    }]);
+    let submitted = b.engine.submit("alice", &asked.id, answer).await.unwrap();
+    assert!(matches!(submitted, Submitted::Resolved(_)), "{submitted:?}");
+    // Time for A to hear of it before its agent starts to wait (a slower
+    // feed would only let the wait begin first, which it also survives).
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let ended = ended_wait(wait_in_background(&a.engine, &asked.id)).await;
+    assert_eq!(ended.status, QuestionStatus::Answered);
+    assert_eq!(a.engine.waiting(), 0);
+    a.kill();
+    b.kill();
+}
