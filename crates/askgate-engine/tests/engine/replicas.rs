@@ -88,6 +88,15 @@ async fn ended_wait(waiting: JoinHandle<Result<QuestionRecord, EngineError>>) ->
         .unwrap()
 }
 
+/// Alice's answer on her page: option `index` of the one question.
+fn choose(index: usize) -> DirectAnswer {
+    DirectAnswer::Answers(vec![DirectItem {
+        id: "deploy".into(),
+        options: vec![index],
+        text: None,
+    }])
+}
+
 /// Reads a live view until it tells of question `id` with `status`.
 async fn heard_as(
     view: &mut tokio::sync::broadcast::Receiver<askgate_engine::Update>,
@@ -118,12 +127,7 @@ async fn an_answer_through_one_replica_ends_the_wait_held_by_the_other() {
     // A's own change first (the question asked).
     heard_as(&mut watching_a, &asked.id, QuestionStatus::Pending).await;
 
-    let answer = DirectAnswer::Answers(vec![DirectItem {
-        id: "deploy".into(),
-        options: vec![1],
-        text: None,
-    }]);
-    let submitted = b.engine.submit("alice", &asked.id, answer).await.unwrap();
+    let submitted = b.engine.submit("alice", &asked.id, choose(1)).await.unwrap();
     assert!(matches!(submitted, Submitted::Resolved(_)), "{submitted:?}");
 
     // The wait held by A returns with the exact result, without A's clock moving.
@@ -453,12 +457,7 @@ async fn a_reminder_due_on_two_replicas_is_sent_once() {
 async fn an_answer_elsewhere_between_the_ask_and_its_wait_ends_the_wait_at_once() {
     let (_schema, _clock, a, b) = two_replicas().await;
     let asked = a.engine.ask(question("alice", single())).await.unwrap();
-    let answer = DirectAnswer::Answers(vec![DirectItem {
-        id: "deploy".into(),
-        options: vec![0],
-        text: None,
-    }]);
-    let submitted = b.engine.submit("alice", &asked.id, answer).await.unwrap();
+    let submitted = b.engine.submit("alice", &asked.id, choose(0)).await.unwrap();
     assert!(matches!(submitted, Submitted::Resolved(_)), "{submitted:?}");
     // Time for A to hear of it before its agent starts to wait (a slower
     // feed would only let the wait begin first, which it also survives).
