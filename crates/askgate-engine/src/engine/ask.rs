@@ -131,9 +131,7 @@ impl Engine {
             replayed: false,
         })
     }
-}
 
-impl Engine {
     /// Stores a new question, and keeps the record for the wait that
     /// follows (`fresh`) when it is stored as new. Its slot is reserved
     /// before the insert: a change made between the commit and the return
