@@ -9,7 +9,7 @@
 //! arrives meanwhile: under load a batch holds everything that arrived
 //! during the last one, and a caller that finds nothing running runs its
 //! job itself, as a batch of one, without a worker's hop. The replicas benchmark measured why: a resolution's
-//! `BEGIN` / `UPDATE … RETURNING` / `COMMIT` and a read's round trip cost
+//! round trips (then `BEGIN` / `UPDATE … RETURNING` / `COMMIT`) and a read's cost
 //! PostgreSQL and askgate more than the work itself, and sixteen rows in
 //! one `UPDATE` commit about five times as many resolutions a second as
 //! sixteen statements do (pgbench, one database, ten connections).
@@ -20,10 +20,13 @@
 //!   to the second afterwards, alone (so the second finds it ended);
 //! - rows are locked in id order, so two batches (on two replicas, say)
 //!   never wait for each other in a circle;
-//! - a batch whose statement fails, or whose rows cannot all be read back,
-//!   is rolled back whole and each of its resolutions made again alone, so
-//!   that only a resolution that fails alone fails, with its own error (an
-//!   unreadable row is still undone, not half applied);
+//! - a resolution, alone or in a batch, is one statement committed on its
+//!   own (no `BEGIN` and `COMMIT` round trips); a row it returns that
+//!   cannot be read back is put back as it was ([`undo`]) and only its
+//!   caller told, so an unreadable row is undone, not half applied;
+//! - a batch whose statement fails changes nothing, and each of its
+//!   resolutions is made again alone, so that only a resolution that fails
+//!   alone fails, with its own error;
 //! - a batch of one is the plain statement of one question, so that one
 //!   caller alone waits as long as without batches;
 //! - a batch of inserts checks the caps exactly, under the exclusive lock
@@ -380,7 +383,7 @@ async fn resolve_all(pool: PgPool, jobs: Vec<Resolve>) {
     match resolve_batch(&pool, &first).await {
         Ok(mut resolved) => {
             for job in first {
-                let _ = job.reply.send(Ok(resolved.remove(job.id.as_str())));
+                let _ = job.reply.send(resolved.remove(job.id.as_str()).transpose());
             }
         }
         Err(_) => {
@@ -394,21 +397,73 @@ async fn resolve_all(pool: PgPool, jobs: Vec<Resolve>) {
     }
 }
 
-/// The resolution made alone, with its own error.
+/// The resolution made alone, with its own error: one statement, committed
+/// on its own.
 async fn resolve_alone(pool: &PgPool, job: Resolve) {
-    let result = async {
-        let mut tx = pool.begin().await?;
-        let resolved = super::resolve_in(&mut tx, &job.id, &job.resolution).await?;
-        tx.commit().await?;
-        Ok(resolved)
-    }
-    .await;
+    let result = match super::resolve_row(pool, &job.id, &job.resolution).await {
+        Ok(Some(row)) => read_back(pool, row, &job.resolution).await.map(Some),
+        Ok(None) => Ok(None),
+        Err(error) => Err(error),
+    };
     let _ = job.reply.send(result);
 }
 
-/// Every resolution of `jobs` (no question twice) in one transaction: the
-/// records resolved, by id. An error rolls back the whole batch.
-async fn resolve_batch(pool: &PgPool, jobs: &[Resolve]) -> Result<HashMap<String, QuestionRecord>, StoreError> {
+/// A row a resolution returned, read back; one that cannot be is undone.
+async fn read_back(pool: &PgPool, row: QuestionRow, resolution: &Resolution) -> Result<QuestionRecord, StoreError> {
+    let id = row.raw_id().to_owned();
+    match row.decode() {
+        Ok(record) => Ok(record),
+        Err(error) => {
+            undo(pool, &id, resolution).await;
+            Err(error)
+        }
+    }
+}
+
+/// Puts question `id` back as it was before `resolution` ended it: pending,
+/// with its callback unarmed (what `callbacks_armed`, migration 7, did in
+/// the same write), and counted pending again (its `pending_counts`
+/// trigger). For a row that cannot be read back only: nobody can act on a
+/// question they cannot read, so while it was ended nobody did, and the
+/// caller is told it failed. Only this resolution is undone (its status,
+/// time and text must still be the row's).
+///
+/// Why not a transaction that a row which cannot be read back rolls back,
+/// as before: its `BEGIN` and `COMMIT` were two more round trips on every
+/// resolution, the most frequent write, for a row that is never unreadable
+/// unless something outside askgate wrote it.
+async fn undo(pool: &PgPool, id: &str, resolution: &Resolution) {
+    let undone = async {
+        sqlx::query(
+            "WITH undone AS ( \
+                 UPDATE questions SET status = 'pending', resolution = NULL, resolved_at = NULL \
+                 WHERE id = $1 AND status = $2 AND resolved_at = $3 AND resolution = $4 \
+                 RETURNING id) \
+             UPDATE callbacks SET due_at = NULL, until = NULL, leased_until = NULL \
+             FROM undone WHERE callbacks.question_id = undone.id AND callbacks.until = $3 + callbacks.window_ms",
+        )
+        .bind(id)
+        .bind(resolution.status.as_str())
+        .bind(resolution.at)
+        .bind(encode(resolution)?)
+        .execute(pool)
+        .await?;
+        Ok::<_, StoreError>(())
+    }
+    .await;
+    if let Err(error) = undone {
+        tracing::error!(channel = "postgres", question = id, %error, "a resolution whose question cannot be read back could not be undone: the question stays ended");
+    }
+}
+
+/// Every resolution of `jobs` (no question twice) in one statement,
+/// committed on its own: the records resolved, by id, and the error of each
+/// that cannot be read back (undone). An error of the statement changes
+/// nothing.
+async fn resolve_batch(
+    pool: &PgPool,
+    jobs: &[Resolve],
+) -> Result<HashMap<String, Result<QuestionRecord, StoreError>>, StoreError> {
     let mut ids = Vec::with_capacity(jobs.len());
     let mut statuses = Vec::with_capacity(jobs.len());
     let mut resolutions = Vec::with_capacity(jobs.len());
@@ -421,7 +476,6 @@ async fn resolve_batch(pool: &PgPool, jobs: &[Resolve]) -> Result<HashMap<String
         times.push(job.resolution.at);
         by_person.push(job.resolution.status.is_by_person());
     }
-    let mut tx = pool.begin().await?;
     // The rows locked in id order first (a materialized CTE runs before the
     // update reads it), then updated: PostgreSQL re-checks each condition
     // on the newest row after waiting for a concurrent writer.
@@ -444,14 +498,19 @@ async fn resolve_batch(pool: &PgPool, jobs: &[Resolve]) -> Result<HashMap<String
     .bind(&resolutions)
     .bind(&times)
     .bind(&by_person)
-    .fetch_all(&mut *tx)
+    .fetch_all(pool)
     .await?;
+    let by_id: HashMap<&str, &Resolve> = jobs.iter().map(|job| (job.id.as_str(), job)).collect();
     let mut resolved = HashMap::with_capacity(rows.len());
     for row in rows {
-        let record = row.decode()?;
-        resolved.insert(record.id.as_str().to_owned(), record);
+        let id = row.raw_id().to_owned();
+        let read = match by_id.get(id.as_str()) {
+            Some(job) => read_back(pool, row, &job.resolution).await,
+            // Not asked for: cannot happen (the statement updates the ids given).
+            None => continue,
+        };
+        resolved.insert(id, read);
     }
-    tx.commit().await?;
     Ok(resolved)
 }
 

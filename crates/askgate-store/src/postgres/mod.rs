@@ -374,9 +374,9 @@ impl Store for Pg {
             tracing::error!(question = %id, "refused a resolution whose status is pending");
             return Ok(None);
         }
-        // In a batch with the resolutions that arrive with it ([`batch`]),
-        // in a transaction: a row that cannot be read back must not
-        // half-resolve the question (the decoding error rolls it back).
+        // In a batch with the resolutions that arrive with it, one
+        // statement committed on its own; a row that cannot be read back is
+        // undone, not left half resolved ([`batch`]).
         let resolved = self.batches.resolve(id, resolution).await?;
         if let Some(record) = &resolved {
             self.changed(record);
@@ -400,7 +400,11 @@ impl Store for Pg {
         if !record_event_in(&mut tx, event).await? {
             return Ok(ForEvent::Seen);
         }
-        let resolved = resolve_in(&mut tx, id, resolution).await?;
+        // Read back before the commit: a row that cannot be rolls it back.
+        let resolved = resolve_row(&mut *tx, id, resolution)
+            .await?
+            .map(QuestionRow::decode)
+            .transpose()?;
         tx.commit().await?;
         if let Some(record) = &resolved {
             self.changed(record);
@@ -810,14 +814,16 @@ async fn get_alone(pool: &PgPool, id: &QuestionId) -> Result<Option<QuestionReco
 }
 
 /// The compare-and-set from `pending`: only the first resolution finds the
-/// question pending, and a person's only while it is not yet due. The
-/// record as it is now when this call resolved it.
-async fn resolve_in(
-    conn: &mut sqlx::PgConnection,
+/// question pending, and a person's only while it is not yet due. The row
+/// as it is now when this call resolved it, not read yet: inside a
+/// transaction, a row that cannot be read back rolls it back; on its own,
+/// it is undone ([`batch`]).
+async fn resolve_row<'c>(
+    conn: impl sqlx::postgres::PgExecutor<'c>,
     id: &QuestionId,
     resolution: &Resolution,
-) -> Result<Option<QuestionRecord>, StoreError> {
-    let row = sqlx::query_as::<_, QuestionRow>(concat!(
+) -> Result<Option<QuestionRow>, StoreError> {
+    Ok(sqlx::query_as::<_, QuestionRow>(concat!(
         "UPDATE questions SET status = $1, resolution = $2, resolved_at = $3 \
          WHERE id = $4 AND status = 'pending' AND (NOT $5 OR expires_at > $3) RETURNING ",
         question_columns!()
@@ -828,8 +834,7 @@ async fn resolve_in(
     .bind(id.as_str())
     .bind(resolution.status.is_by_person())
     .fetch_optional(conn)
-    .await?;
-    row.map(QuestionRow::decode).transpose()
+    .await?)
 }
 
 /// Saves `progress` if the question is pending and its progress is still

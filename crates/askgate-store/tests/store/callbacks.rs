@@ -23,6 +23,7 @@ on_both_stores! {
     a_due_callback_is_leased_to_one_of_ten_sweeps_and_due_again_after_the_lease,
     attempts_are_recorded_in_order_and_a_delivered_callback_is_never_due_again,
     a_pruned_question_takes_its_callback_with_it,
+    a_resolution_undone_for_a_question_that_cannot_be_read_back_arms_nothing,
 }
 
 const WINDOW: i64 = 86_400_000;
@@ -220,4 +221,48 @@ async fn a_pruned_question_takes_its_callback_with_it(fresh: Fresh) {
     store.prune(1_000, 10).await.unwrap();
     assert_eq!(store.callback_attempts(&record.id).await.unwrap(), None);
     assert_eq!(fresh.int("SELECT COUNT(*) FROM callbacks").await, 0);
+}
+
+/// A resolution whose question cannot be read back (a row written outside
+/// askgate) is undone whole: the question is pending again, counted under
+/// the caps, and its callback is not due.
+async fn a_resolution_undone_for_a_question_that_cannot_be_read_back_arms_nothing(fresh: Fresh) {
+    let store = fresh.store();
+    let record = ask_hooked(&store, "q1", "https://a.example/").await;
+    fresh
+        .execute("UPDATE questions SET request = 'not json {' WHERE id = 'q1'")
+        .await;
+    let resolved = store
+        .resolve(&record.id, &ended(QuestionStatus::Cancelled, 500, "cancelled"))
+        .await;
+    assert!(matches!(resolved, Err(StoreError::Corrupt(_))), "{resolved:?}");
+    assert_eq!(
+        fresh.text("SELECT status FROM questions WHERE id = 'q1'").await,
+        "pending"
+    );
+    assert_eq!(
+        fresh
+            .int("SELECT COUNT(*) FROM questions WHERE id = 'q1' AND resolution IS NULL AND resolved_at IS NULL")
+            .await,
+        1
+    );
+    assert!(store.callbacks_due(500, 600, 10).await.unwrap().is_empty());
+    assert!(
+        store
+            .callbacks_due(i64::MAX / 2, i64::MAX / 2 + 1, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let capped = InsertRules {
+        max_pending_per_agent: Some(1),
+        ..InsertRules::default()
+    };
+    assert!(
+        matches!(
+            store.insert_with(&question("q2", 10), &capped).await,
+            Err(StoreError::TooManyPending { .. })
+        ),
+        "q1 still counts as pending"
+    );
 }
