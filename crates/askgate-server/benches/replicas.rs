@@ -22,6 +22,13 @@
 //! and on PostgreSQL (`synchronous_commit` as the server has it); and 32
 //! connections committing single-row `INSERT`s at once on PostgreSQL.
 //!
+//! Each phase's window is split into rounds (`ASKGATE_BENCH_ROUNDS`,
+//! default 4), and the three setups take turns at each load, in one order
+//! and then the reverse (SQLite, ×1, ×2, then ×2, ×1, SQLite): what the
+//! machine does meanwhile (another tenant's load, the disk's slow flushes,
+//! the database growing) falls on every setup alike, instead of on
+//! whichever phase came when. A phase's figures pool its rounds.
+//!
 //! Per phase: answered cycles/s, answer → waiting agent p50/p99 (from the
 //! answer's POST being sent to the agent having its response), CPU time per
 //! cycle of askgate's own threads (`/proc/self/task`, less the client's),
@@ -91,10 +98,16 @@ fn pool() -> u32 {
         .unwrap_or(POOL)
 }
 
+/// Rounds each phase's window is split into, unless
+/// `ASKGATE_BENCH_ROUNDS` says otherwise.
+const ROUNDS: u32 = 4;
+
 struct Plan {
     test_mode: bool,
     in_flight: Vec<usize>,
+    /// Each round's warm-up and window.
     timing: Timing,
+    rounds: u32,
     floor_rounds: usize,
     floor_time: Duration,
 }
@@ -107,8 +120,9 @@ impl Plan {
                 in_flight: vec![1, 4],
                 timing: Timing {
                     warmup: Duration::from_millis(100),
-                    window: Duration::from_millis(300),
+                    window: Duration::from_millis(150),
                 },
+                rounds: 2,
                 floor_rounds: 20,
                 floor_time: Duration::from_millis(100),
             };
@@ -118,13 +132,19 @@ impl Plan {
             .and_then(|text| text.trim().parse::<u64>().ok())
             .filter(|&seconds| seconds > 0)
             .unwrap_or(5);
+        let rounds = std::env::var("ASKGATE_BENCH_ROUNDS")
+            .ok()
+            .and_then(|text| text.trim().parse::<u32>().ok())
+            .filter(|&rounds| rounds > 0)
+            .unwrap_or(ROUNDS);
         Self {
             test_mode: false,
             in_flight: vec![1, 32, 256],
             timing: Timing {
                 warmup: Duration::from_secs(1),
-                window: Duration::from_secs(seconds),
+                window: Duration::from_secs(seconds) / rounds,
             },
+            rounds,
             floor_rounds: 2000,
             floor_time: Duration::from_secs(3),
         }
@@ -238,7 +258,9 @@ impl Measured {
 
 struct Report {
     floors: Floors,
+    /// Each pools its rounds.
     phases: Vec<Measured>,
+    rounds: u32,
 }
 
 async fn measure(plan: &Plan, dir: &Path, schema: &Schema, services: &Services, bare: &BareServer) -> Result<Report> {
@@ -252,26 +274,45 @@ async fn measure(plan: &Plan, dir: &Path, schema: &Schema, services: &Services, 
         pg_commit: Summary::of(&postgres::single_commits(schema, plan.floor_rounds).await?),
         pg_concurrent_commits_per_second: postgres::concurrent_commits(schema, plan.floor_time).await?,
     };
-    let mut phases = Vec::new();
+    let mut phases: Vec<Measured> = Vec::new();
     for &in_flight in &plan.in_flight {
-        for setup in Setup::ALL {
-            let (service, agent, person) = match setup {
-                Setup::Sqlite => (&services.sqlite, &on_sqlite, &on_sqlite),
-                Setup::OneReplica => (&services.a, &on_a, &on_a),
-                Setup::TwoReplicas => (&services.a, &on_a, &on_b),
-            };
-            let before = Counters::read(schema).await?;
-            let phase = cycles::run(agent, person, service, in_flight, plan.timing).await?;
-            let after = Counters::read(schema).await?;
-            let postgres = if setup == Setup::Sqlite {
-                Counters::default()
-            } else {
-                after.since(before)
-            };
-            phases.push(Measured { setup, phase, postgres });
+        for round in 0..plan.rounds {
+            let mut order = Setup::ALL;
+            if round % 2 == 1 {
+                order.reverse();
+            }
+            for setup in order {
+                let (service, agent, person) = match setup {
+                    Setup::Sqlite => (&services.sqlite, &on_sqlite, &on_sqlite),
+                    Setup::OneReplica => (&services.a, &on_a, &on_a),
+                    Setup::TwoReplicas => (&services.a, &on_a, &on_b),
+                };
+                let before = Counters::read(schema).await?;
+                let phase = cycles::run(agent, person, service, in_flight, plan.timing).await?;
+                let after = Counters::read(schema).await?;
+                let postgres = if setup == Setup::Sqlite {
+                    Counters::default()
+                } else {
+                    after.since(before)
+                };
+                match phases
+                    .iter_mut()
+                    .find(|measured| measured.setup == setup && measured.phase.in_flight == in_flight)
+                {
+                    Some(measured) => {
+                        measured.phase.absorb(phase);
+                        measured.postgres = measured.postgres.plus(postgres);
+                    }
+                    None => phases.push(Measured { setup, phase, postgres }),
+                }
+            }
         }
     }
-    Ok(Report { floors, phases })
+    Ok(Report {
+        floors,
+        phases,
+        rounds: plan.rounds,
+    })
 }
 
 /// Sequential single-row `INSERT`s, each committed on its own, on a SQLite
@@ -396,8 +437,10 @@ impl Report {
     fn print(&self) {
         let floors = &self.floors;
         println!(
-            "askgate on SQLite, and on PostgreSQL with one replica and two on one database ({} connections each)",
-            pool()
+            "askgate on SQLite, and on PostgreSQL with one replica and two on one database ({} connections each); \
+             each phase over {} rounds, the setups taking turns",
+            pool(),
+            self.rounds
         );
         println!(
             "floor: loopback round trip to a bare server   p50 {}  p99 {}",

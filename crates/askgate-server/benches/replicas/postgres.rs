@@ -91,6 +91,14 @@ impl Counters {
         })
     }
 
+    /// Both spans' counts together.
+    pub(crate) fn plus(self, other: Self) -> Self {
+        Self {
+            next_xid: self.next_xid + other.next_xid,
+            cpu: self.cpu + other.cpu,
+        }
+    }
+
     /// Write transactions and the server's CPU time since `earlier`
     /// (less the two reads of the counters themselves, which write nothing).
     pub(crate) fn since(self, earlier: Self) -> Self {

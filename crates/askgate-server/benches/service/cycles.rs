@@ -89,6 +89,25 @@ impl Phase {
         crate::stats::u64_f64(self.commits) / crate::stats::u64_f64(self.cycles.max(1))
     }
 
+    /// Adds another round of the same phase: counts, windows and CPU time
+    /// summed, samples pooled.
+    #[allow(dead_code, reason = "the replicas benchmark's, which runs a phase in rounds")]
+    pub(crate) fn absorb(&mut self, other: Self) {
+        self.cycles += other.cycles;
+        self.window += other.window;
+        self.checked += other.checked;
+        self.commits += other.commits;
+        self.cpu = self.cpu.plus(other.cpu);
+        self.sent_to_agent.extend(other.sent_to_agent);
+        self.returned_to_agent.extend(other.returned_to_agent);
+        self.agent_first += other.agent_first;
+        self.answer_post.extend(other.answer_post);
+        self.cycle.extend(other.cycle);
+        self.wrong += other.wrong;
+        let room = PROBLEMS_KEPT.saturating_sub(self.problems.len());
+        self.problems.extend(other.problems.into_iter().take(room));
+    }
+
     /// CPU time per cycle in the window: the whole process's, and askgate's.
     pub(crate) fn cpu_per_cycle(&self) -> (Duration, Duration) {
         let cycles = u32::try_from(self.cycles.max(1)).unwrap_or(u32::MAX);

@@ -87,6 +87,15 @@ impl Cpu {
         }
     }
 
+    /// Both spans' CPU time together.
+    #[allow(dead_code, reason = "the replicas benchmark's, which runs a phase in rounds")]
+    pub(crate) fn plus(self, other: Self) -> Self {
+        Self {
+            total: self.total + other.total,
+            client: self.client + other.client,
+        }
+    }
+
     /// askgate's part: everything but the client's threads.
     pub(crate) fn server(self) -> Duration {
         self.total.saturating_sub(self.client)
