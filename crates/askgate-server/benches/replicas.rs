@@ -287,9 +287,12 @@ async fn measure(plan: &Plan, dir: &Path, schema: &Schema, services: &Services, 
                     Setup::OneReplica => (&services.a, &on_a, &on_a),
                     Setup::TwoReplicas => (&services.a, &on_a, &on_b),
                 };
-                let before = Counters::read(schema).await?;
-                let phase = cycles::run(agent, person, service, in_flight, plan.timing).await?;
-                let after = Counters::read(schema).await?;
+                // The server's counters of the window alone, as askgate's CPU time.
+                let (phase, before, after) =
+                    cycles::run_marked(agent, person, service, in_flight, plan.timing, async || {
+                        Counters::read(schema).await
+                    })
+                    .await?;
                 let postgres = if setup == Setup::Sqlite {
                     Counters::default()
                 } else {

@@ -131,6 +131,21 @@ pub(crate) async fn run(
     in_flight: usize,
     timing: Timing,
 ) -> Result<Phase> {
+    let (phase, (), ()) = run_marked(agent, person, service, in_flight, timing, async || Ok(())).await?;
+    Ok(phase)
+}
+
+/// [`run`], calling `mark` just before the window opens and just after it
+/// closes (to read counters of the window alone, not of the warm-up or the
+/// last cycles' drain): the phase, and what `mark` read at both ends.
+pub(crate) async fn run_marked<M>(
+    agent: &Arc<Client>,
+    person: &Arc<Client>,
+    service: &Service,
+    in_flight: usize,
+    timing: Timing,
+    mark: impl AsyncFn() -> Result<M>,
+) -> Result<(Phase, M, M)> {
     let control = Arc::new(Control::default());
     let mut workers = tokio::task::JoinSet::new();
     let mut started = 0;
@@ -144,6 +159,7 @@ pub(crate) async fn run(
     }
     tokio::time::sleep(timing.warmup).await;
 
+    let marked_before = mark().await?;
     let (start, cycles_before, commits_before, cpu_before) = (
         Instant::now(),
         control.completed.load(Ordering::Relaxed),
@@ -157,6 +173,7 @@ pub(crate) async fn run(
         service.commits(),
         Cpu::now()?,
     );
+    let marked_after = mark().await?;
     control.stop.store(true, Ordering::Relaxed);
 
     let mut phase = Phase {
@@ -199,7 +216,7 @@ pub(crate) async fn run(
                 .push(cycle.agent_received.saturating_duration_since(cycle.created));
         }
     }
-    Ok(phase)
+    Ok((phase, marked_before, marked_after))
 }
 
 /// One worker: cycles until told to stop. Returns its cycles and, for each
