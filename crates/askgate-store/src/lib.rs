@@ -440,7 +440,12 @@ pub trait Store: Send + Sync + 'static {
     /// resolution wins and later ones change nothing. A person's resolution
     /// (answered, skipped) also needs the question not yet due
     /// (`expires_at > resolution.at`): an answer that comes after the
-    /// deadline, before the timer fired, is `None` too.
+    /// deadline, before the timer fired, is `None` too. A question whose
+    /// row cannot be read back stays pending and the call fails
+    /// ([`StoreError::Corrupt`]): SQLite rolls the write back; PostgreSQL,
+    /// whose resolution is one statement committed on its own, puts the
+    /// row back as it was with a second one (the only exception to one
+    /// transaction a method, for a row written outside askgate).
     async fn resolve(&self, id: &QuestionId, resolution: &Resolution) -> Result<Option<QuestionRecord>, StoreError>;
 
     /// [`Store::resolve`] on behalf of an inbound event, which is recorded as
