@@ -92,7 +92,7 @@ impl Engine {
                 _ => {}
             }
         }
-        let told = if missed {
+        let mut told = if missed {
             let _ = self.inner.changes.send(Update::Missed);
             self.end_waits(&self.waited()).await
         } else if let [id] = ended_waits.as_slice() {
@@ -118,12 +118,11 @@ impl Engine {
                 }
             };
             if record.status.is_final() {
-                self.lock_deadlines().remove(&(record.expires_at, record.id.clone()));
-                self.wake_waiters(&record.id, Some(&record));
+                self.end_wait(record, &mut told);
             } else {
                 self.add_deadline(record.expires_at, record.id.clone());
+                self.publish(record);
             }
-            self.publish(record);
         }
     }
 
@@ -143,8 +142,8 @@ impl Engine {
     /// `Describe` first). Under load a batch names several, and one read of
     /// them all costs less than a read of each (the replicas bench: reading
     /// each by id took two replicas at 32 in flight from 0.80–0.84 of one
-    /// to 0.70–0.75, in two runs of three). Found pending (put back) or gone, it is left to
-    /// the sweep's re-read. The ids told.
+    /// to 0.70–0.75, in two runs of three). Found pending (put back) or
+    /// gone, it is left to the sweep's re-read. The ids told.
     async fn end_wait_told(&self, id: &QuestionId) -> HashSet<QuestionId> {
         let mut told = HashSet::new();
         match self.get(id).await {

@@ -91,11 +91,16 @@ const RUN_LIMIT: Duration = Duration::from_secs(15 * 60);
 const POOL: u32 = 10;
 
 fn pool() -> u32 {
-    std::env::var("ASKGATE_BENCH_PG_CONNECTIONS")
+    positive_from_env("ASKGATE_BENCH_PG_CONNECTIONS", POOL)
+}
+
+/// The environment variable `name` as a number above zero, else `default`.
+fn positive_from_env<T: std::str::FromStr + PartialOrd + Default>(name: &str, default: T) -> T {
+    std::env::var(name)
         .ok()
         .and_then(|text| text.trim().parse().ok())
-        .filter(|&connections| connections > 0)
-        .unwrap_or(POOL)
+        .filter(|value| *value > T::default())
+        .unwrap_or(default)
 }
 
 /// Rounds each phase's window is split into, unless
@@ -127,16 +132,8 @@ impl Plan {
                 floor_time: Duration::from_millis(100),
             };
         }
-        let seconds = std::env::var("ASKGATE_BENCH_SECONDS")
-            .ok()
-            .and_then(|text| text.trim().parse::<u64>().ok())
-            .filter(|&seconds| seconds > 0)
-            .unwrap_or(5);
-        let rounds = std::env::var("ASKGATE_BENCH_ROUNDS")
-            .ok()
-            .and_then(|text| text.trim().parse::<u32>().ok())
-            .filter(|&rounds| rounds > 0)
-            .unwrap_or(ROUNDS);
+        let seconds: u64 = positive_from_env("ASKGATE_BENCH_SECONDS", 5);
+        let rounds = positive_from_env("ASKGATE_BENCH_ROUNDS", ROUNDS);
         Self {
             test_mode: false,
             in_flight: vec![1, 32, 256],

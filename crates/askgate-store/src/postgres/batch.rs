@@ -401,20 +401,25 @@ async fn resolve_all(pool: PgPool, jobs: Vec<Resolve>) {
 /// on its own.
 async fn resolve_alone(pool: &PgPool, job: Resolve) {
     let result = match super::resolve_row(pool, &job.id, &job.resolution).await {
-        Ok(Some(row)) => read_back(pool, row, &job.resolution).await.map(Some),
+        Ok(Some(row)) => read_back(pool, job.id.as_str(), row, &job.resolution).await.map(Some),
         Ok(None) => Ok(None),
         Err(error) => Err(error),
     };
     let _ = job.reply.send(result);
 }
 
-/// A row a resolution returned, read back; one that cannot be is undone.
-async fn read_back(pool: &PgPool, row: QuestionRow, resolution: &Resolution) -> Result<QuestionRecord, StoreError> {
-    let id = row.raw_id().to_owned();
+/// The row question `id`'s resolution returned, read back; one that cannot
+/// be is undone.
+async fn read_back(
+    pool: &PgPool,
+    id: &str,
+    row: QuestionRow,
+    resolution: &Resolution,
+) -> Result<QuestionRecord, StoreError> {
     match row.decode() {
         Ok(record) => Ok(record),
         Err(error) => {
-            undo(pool, &id, resolution).await;
+            undo(pool, id, resolution).await;
             Err(error)
         }
     }
@@ -505,7 +510,7 @@ async fn resolve_batch(
     for row in rows {
         let id = row.raw_id().to_owned();
         let read = match by_id.get(id.as_str()) {
-            Some(job) => read_back(pool, row, &job.resolution).await,
+            Some(job) => read_back(pool, &id, row, &job.resolution).await,
             // Not asked for: cannot happen (the statement updates the ids given).
             None => continue,
         };
