@@ -18,8 +18,9 @@
 //! - a resolution is the same compare-and-set from `pending`, and a
 //!   question named twice in one batch is resolved by the first and given
 //!   to the second afterwards, alone (so the second finds it ended);
-//! - rows are locked in id order, so two batches (on two replicas, say)
-//!   never wait for each other in a circle;
+//! - rows are locked in id order (`askgate_resolve_all`, migration 10,
+//!   one `UPDATE` by primary key per question: [`super::by_id`]), so two
+//!   batches (on two replicas, say) never wait for each other in a circle;
 //! - a resolution, alone or in a batch, is one statement committed on its
 //!   own (no `BEGIN` and `COMMIT` round trips); a row it returns that
 //!   cannot be read back is put back as it was ([`undo`]) and only its
@@ -51,9 +52,9 @@ use sqlx::postgres::PgPool;
 use tokio::sync::{Mutex, mpsc, oneshot};
 use tokio::task::JoinHandle;
 
+use super::by_id;
 use super::insert::Columns;
-use super::select_questions;
-use crate::row::{QuestionRow, encode, question_columns};
+use crate::row::{QuestionRow, encode};
 use crate::{InsertRules, Inserted, QuestionRecord, QuestionStatus, Resolution, StoreError};
 
 /// Jobs waiting for a worker; a caller beyond them waits to be queued.
@@ -400,7 +401,7 @@ async fn resolve_all(pool: PgPool, jobs: Vec<Resolve>) {
 /// The resolution made alone, with its own error: one statement, committed
 /// on its own.
 async fn resolve_alone(pool: &PgPool, job: Resolve) {
-    let result = match super::resolve_row(pool, &job.id, &job.resolution).await {
+    let result = match by_id::resolve_row(pool, &job.id, &job.resolution).await {
         Ok(Some(row)) => read_back(pool, job.id.as_str(), row, &job.resolution).await.map(Some),
         Ok(None) => Ok(None),
         Err(error) => Err(error),
@@ -469,47 +470,16 @@ async fn resolve_batch(
     pool: &PgPool,
     jobs: &[Resolve],
 ) -> Result<HashMap<String, Result<QuestionRecord, StoreError>>, StoreError> {
-    let mut ids = Vec::with_capacity(jobs.len());
-    let mut statuses = Vec::with_capacity(jobs.len());
-    let mut resolutions = Vec::with_capacity(jobs.len());
-    let mut times = Vec::with_capacity(jobs.len());
-    let mut by_person = Vec::with_capacity(jobs.len());
+    let mut resolutions = by_id::Resolutions::with_capacity(jobs.len());
     for job in jobs {
-        ids.push(job.id.as_str());
-        statuses.push(job.resolution.status.as_str());
-        resolutions.push(encode(&job.resolution)?);
-        times.push(job.resolution.at);
-        by_person.push(job.resolution.status.is_by_person());
+        resolutions.push(&job.id, &job.resolution)?;
     }
-    // The rows locked in id order first (a materialized CTE runs before the
-    // update reads it), then updated: PostgreSQL re-checks each condition
-    // on the newest row after waiting for a concurrent writer.
-    let rows = sqlx::query_as::<_, QuestionRow>(concat!(
-        "WITH v AS MATERIALIZED ( \
-             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::bool[]) \
-             AS v (v_id, v_status, v_resolution, v_at, v_person)), \
-         locked AS MATERIALIZED ( \
-             SELECT q.id AS l_id FROM questions q JOIN v ON q.id = v.v_id \
-             WHERE q.status = 'pending' AND (NOT v.v_person OR q.expires_at > v.v_at) \
-             ORDER BY q.id FOR UPDATE OF q) \
-         UPDATE questions SET status = v.v_status, resolution = v.v_resolution, resolved_at = v.v_at \
-         FROM v, locked WHERE questions.id = v.v_id AND questions.id = locked.l_id \
-         AND questions.status = 'pending' AND (NOT v.v_person OR questions.expires_at > v.v_at) \
-         RETURNING ",
-        question_columns!()
-    ))
-    .bind(&ids)
-    .bind(&statuses)
-    .bind(&resolutions)
-    .bind(&times)
-    .bind(&by_person)
-    .fetch_all(pool)
-    .await?;
-    let by_id: HashMap<&str, &Resolve> = jobs.iter().map(|job| (job.id.as_str(), job)).collect();
+    let rows = by_id::resolve_rows(pool, &resolutions).await?;
+    let asked: HashMap<&str, &Resolve> = jobs.iter().map(|job| (job.id.as_str(), job)).collect();
     let mut resolved = HashMap::with_capacity(rows.len());
     for row in rows {
         let id = row.raw_id().to_owned();
-        let read = match by_id.get(id.as_str()) {
+        let read = match asked.get(id.as_str()) {
             Some(job) => read_back(pool, &id, row, &job.resolution).await,
             // Not asked for: cannot happen (the statement updates the ids given).
             None => continue,
@@ -530,10 +500,7 @@ async fn read_all(pool: PgPool, mut jobs: Vec<Read>) {
         return;
     }
     let ids: Vec<&str> = jobs.iter().map(|job| job.id.as_str()).collect();
-    let rows = sqlx::query_as::<_, QuestionRow>(select_questions!("WHERE id = ANY($1)"))
-        .bind(&ids)
-        .fetch_all(&pool)
-        .await;
+    let rows = by_id::read_rows(&pool, &ids).await;
     let Ok(rows) = rows else {
         for job in jobs {
             let _ = job.reply.send(super::get_alone(&pool, &job.id).await);

@@ -4,6 +4,8 @@
 //!   and its one-statement writes;
 //! - [`batch`]: group commit, the inserts, resolutions and reads by id that
 //!   arrive together run as one statement each;
+//! - [`by_id`]: the statements that find questions by id, written so that
+//!   every plan PostgreSQL keeps for them uses the primary key;
 //! - [`insert`]: the insert with its rules (idempotency key, caps, the
 //!   session rule), the one write that needs a transaction and retries;
 //! - [`check`]: what `check-config` and start-up say of a URL and of a
@@ -26,6 +28,7 @@
 //! against it.
 
 mod batch;
+mod by_id;
 mod callbacks;
 mod check;
 mod feed;
@@ -401,7 +404,7 @@ impl Store for Pg {
             return Ok(ForEvent::Seen);
         }
         // Read back before the commit: a row that cannot be rolls it back.
-        let resolved = resolve_row(&mut *tx, id, resolution)
+        let resolved = by_id::resolve_row(&mut *tx, id, resolution)
             .await?
             .map(QuestionRow::decode)
             .transpose()?;
@@ -592,19 +595,11 @@ impl Store for Pg {
     }
 
     async fn ended_among(&self, ids: &[QuestionId]) -> Result<Vec<QuestionRecord>, StoreError> {
-        let ids: Vec<&str> = ids.iter().map(QuestionId::as_str).collect();
-        // Planned at every call (an unnamed statement), not once per
-        // connection: a plan made while the table was small is a scan of
-        // the whole table, and a server that never analyzes it (autovacuum
-        // off) kept it for the connection's life, 10-20 ms a call at
-        // 100,000 rows in the replicas bench. A read per batch of ended
-        // questions affords the planning.
-        let rows = sqlx::query_as::<_, QuestionRow>(select_questions!("WHERE id = ANY($1) AND status <> 'pending'"))
-            .bind(ids)
-            .persistent(false)
-            .fetch_all(&self.pool)
-            .await?;
-        decode_all(rows)
+        // Each once: the statement reads an id as often as it is named.
+        let mut ids: Vec<&str> = ids.iter().map(QuestionId::as_str).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        decode_all(by_id::ended_rows(&self.pool, &ids).await?)
     }
 
     async fn record_event(&self, channel: &str, event_id: &str) -> Result<bool, StoreError> {
@@ -813,50 +808,16 @@ async fn get_alone(pool: &PgPool, id: &QuestionId) -> Result<Option<QuestionReco
     row.map(QuestionRow::decode).transpose()
 }
 
-/// The compare-and-set from `pending`: only the first resolution finds the
-/// question pending, and a person's only while it is not yet due. The row
-/// as it is now when this call resolved it, not read yet: inside a
-/// transaction, a row that cannot be read back rolls it back; on its own,
-/// it is undone ([`batch`]).
-async fn resolve_row<'c>(
-    conn: impl sqlx::postgres::PgExecutor<'c>,
-    id: &QuestionId,
-    resolution: &Resolution,
-) -> Result<Option<QuestionRow>, StoreError> {
-    Ok(sqlx::query_as::<_, QuestionRow>(concat!(
-        "UPDATE questions SET status = $1, resolution = $2, resolved_at = $3 \
-         WHERE id = $4 AND status = 'pending' AND (NOT $5 OR expires_at > $3) RETURNING ",
-        question_columns!()
-    ))
-    .bind(resolution.status.as_str())
-    .bind(encode(resolution)?)
-    .bind(resolution.at)
-    .bind(id.as_str())
-    .bind(resolution.status.is_by_person())
-    .fetch_optional(conn)
-    .await?)
-}
-
 /// Saves `progress` if the question is pending and its progress is still
-/// `read` (compared as JSON values: `jsonb` equality ignores key order and
-/// spacing, and PostgreSQL compares against the row a concurrent save
-/// left); the question's deadline when it did (for the notification).
+/// `read` ([`by_id::save_progress_row`]); the question's deadline when it
+/// did (for the notification).
 async fn progress_cas(
     conn: &mut sqlx::PgConnection,
     id: &QuestionId,
     read: &Answers,
     progress: &Answers,
 ) -> Result<Option<Timestamp>, StoreError> {
-    let saved = sqlx::query_scalar(
-        "UPDATE questions SET progress = $1 WHERE id = $2 AND status = 'pending' AND progress::jsonb = $3::jsonb \
-         RETURNING expires_at",
-    )
-    .bind(encode(progress)?)
-    .bind(id.as_str())
-    .bind(encode(read)?)
-    .fetch_optional(conn)
-    .await?;
-    Ok(saved)
+    Ok(by_id::save_progress_row(conn, id, &encode(read)?, &encode(progress)?).await?)
 }
 
 /// Why [`progress_cas`] saved nothing: the progress changed (still pending),

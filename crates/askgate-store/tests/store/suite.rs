@@ -22,6 +22,7 @@ on_both_stores! {
     concurrent_asks_in_one_session_let_exactly_one_in,
     an_id_is_stored_once,
     the_first_resolution_wins,
+    ended_among_reads_each_ended_question_named_once,
     an_answer_at_or_after_the_deadline_does_not_count_but_expiry_does,
     twenty_concurrent_resolutions_resolve_once,
     progress_is_saved_only_while_pending_and_unchanged_since_it_was_read,
@@ -263,6 +264,28 @@ async fn the_first_resolution_wins(fresh: Fresh) {
     assert_eq!(stored, resolved);
     assert!(store.pending().await.unwrap().is_empty());
     assert_eq!(store.resolve(&id("nobody"), &late).await.unwrap(), None);
+}
+
+/// `ended_among` gives the named questions that have ended, each once
+/// however often it is named, and nothing for a pending or unknown one.
+async fn ended_among_reads_each_ended_question_named_once(fresh: Fresh) {
+    let store = fresh.store();
+    for name in ["q1", "q2", "q3"] {
+        store.insert(&question(name, 1)).await.unwrap();
+    }
+    for name in ["q3", "q1"] {
+        let skipped = ended(QuestionStatus::Skipped, 50, "skipped");
+        store.resolve(&id(name), &skipped).await.unwrap().unwrap();
+    }
+    let named = [id("q3"), id("q2"), id("q1"), id("q3"), id("nobody"), id("q1")];
+    let mut ended = store.ended_among(&named).await.unwrap();
+    ended.sort_by(|a, b| a.id.cmp(&b.id));
+    let ended: Vec<(&str, QuestionStatus)> = ended.iter().map(|record| (record.id.as_str(), record.status)).collect();
+    assert_eq!(
+        ended,
+        [("q1", QuestionStatus::Skipped), ("q3", QuestionStatus::Skipped)]
+    );
+    assert!(store.ended_among(&[]).await.unwrap().is_empty());
 }
 
 async fn an_answer_at_or_after_the_deadline_does_not_count_but_expiry_does(fresh: Fresh) {
