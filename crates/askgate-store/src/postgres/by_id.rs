@@ -1,5 +1,5 @@
 //! The statements that find questions by id (reads of several, resolutions,
-//! saving progress), written so that every plan PostgreSQL may keep for
+//! saving progress, the questions a conversation's messages lead to), written so that every plan PostgreSQL may keep for
 //! them finds each question by its primary key.
 //!
 //! Why it needs saying: sqlx prepares a statement once per connection, and
@@ -62,6 +62,26 @@ pub(super) async fn ended_rows<'c>(conn: impl PgExecutor<'c>, ids: &[&str]) -> R
         .bind(ids)
         .fetch_all(conn)
         .await
+}
+
+/// The id of the newest pending question of those whose messages are in
+/// `conversation` of `channel`: the conversation's messages (a range of
+/// their primary key), each question probed by its own.
+pub(super) async fn newest_pending_in<'c>(
+    conn: impl PgExecutor<'c>,
+    channel: &str,
+    conversation: &str,
+) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT q.id FROM messages m \
+         CROSS JOIN LATERAL (SELECT id, status, created_at, seq FROM questions WHERE id = m.question_id OFFSET 0) AS q \
+         WHERE m.channel = $1 AND m.conversation = $2 AND q.status = 'pending' \
+         ORDER BY q.created_at DESC, q.seq DESC LIMIT 1",
+    )
+    .bind(channel)
+    .bind(conversation)
+    .fetch_optional(conn)
+    .await
 }
 
 /// The compare-and-set from `pending`: only the first resolution finds the
@@ -171,7 +191,7 @@ mod tests {
     use askgate_testkit::postgres::Schema;
     use sqlx::{Connection as _, PgConnection};
 
-    use super::{Resolutions, ended_rows, read_rows, resolve_row, resolve_rows, save_progress_row};
+    use super::{Resolutions, ended_rows, newest_pending_in, read_rows, resolve_row, resolve_rows, save_progress_row};
     use crate::postgres::PgStore;
     use crate::row::QuestionRow;
     use crate::{QuestionStatus, Resolution};
@@ -227,6 +247,13 @@ mod tests {
         .execute(&mut conn)
         .await
         .unwrap();
+        sqlx::query(
+            "INSERT INTO messages (channel, conversation, message, question_id) \
+             SELECT 'telegram', 'chat', 'm' || n, 'q' || n FROM generate_series(0, 5) AS n",
+        )
+        .execute(&mut conn)
+        .await
+        .unwrap();
         sqlx::query("SET plan_cache_mode = force_generic_plan")
             .execute(&mut conn)
             .await
@@ -238,6 +265,12 @@ mod tests {
         let raw: Vec<&str> = ids.iter().map(QuestionId::as_str).collect();
         assert_eq!(read_rows(&mut conn, &raw).await.unwrap().len(), 6);
         assert!(ended_rows(&mut conn, &raw).await.unwrap().is_empty());
+        let newest = newest_pending_in(&mut conn, "telegram", "chat").await.unwrap();
+        assert_eq!(
+            newest.as_deref(),
+            Some("q5"),
+            "the last asked (created_at ties broken by seq)"
+        );
         let saved = save_progress_row(&mut conn, &ids[0], "{}", r#"{"notify":["Team"]}"#).await;
         assert_eq!(saved.unwrap(), Some(1000));
         let answered = resolution(QuestionStatus::Answered);

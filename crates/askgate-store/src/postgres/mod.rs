@@ -337,17 +337,7 @@ impl Store for Pg {
         channel: &str,
         conversation: &str,
     ) -> Result<Option<QuestionId>, StoreError> {
-        // The conversation's messages (their primary key's range), each
-        // question by its key.
-        let id: Option<String> = sqlx::query_scalar(
-            "SELECT q.id FROM messages m JOIN questions q ON q.id = m.question_id \
-             WHERE m.channel = $1 AND m.conversation = $2 AND q.status = 'pending' \
-             ORDER BY q.created_at DESC, q.seq DESC LIMIT 1",
-        )
-        .bind(channel)
-        .bind(conversation)
-        .fetch_optional(&self.pool)
-        .await?;
+        let id = by_id::newest_pending_in(&self.pool, channel, conversation).await?;
         id.as_deref().map(decode_id).transpose()
     }
 
@@ -629,12 +619,17 @@ impl Store for Pg {
     /// other nor delete a row twice.
     async fn prune(&self, ended_before: Timestamp, limit: u32) -> Result<Pruned, StoreError> {
         let limit = i64::from(limit);
+        // Both planned at every call (unnamed statements): a plan kept from
+        // a table of a few pages joins the rows to delete to a scan of the
+        // whole table, whatever it has grown to since (`by_id`). Pruning
+        // runs now and then and affords the planning.
         let questions = sqlx::query(
             "DELETE FROM questions WHERE id IN (SELECT id FROM questions \
              WHERE status <> 'pending' AND resolved_at < $1 ORDER BY resolved_at LIMIT $2 FOR UPDATE SKIP LOCKED)",
         )
         .bind(ended_before)
         .bind(limit)
+        .persistent(false)
         .execute(&self.pool)
         .await?;
         let events = sqlx::query(
@@ -643,6 +638,7 @@ impl Store for Pg {
         )
         .bind(ended_before)
         .bind(limit)
+        .persistent(false)
         .execute(&self.pool)
         .await?;
         // Leases past their end long ago (a prompt's `deliver:<id>`).
