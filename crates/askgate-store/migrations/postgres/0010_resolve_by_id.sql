@@ -3,15 +3,17 @@
 --
 -- The statement this replaces joined the batch's ids to `questions` and
 -- compared `status = 'pending'`. sqlx prepares a statement once per
--- connection and PostgreSQL keeps a generic plan after five executions: a
--- plan made while the table held a few pages scanned a partial index of
--- pending questions whole (its `status = 'pending'` matched the index's
--- predicate), and without a VACUUM that index keeps an entry for every
--- question ever asked: 2-3 ms a batch at 25,000 rows in the replicas
--- benchmark. Here each question is one `UPDATE … WHERE id = …`, its status
--- compared to a variable (a plan can then prove no partial index's
--- predicate), in id order so that two batches lock their rows alike.
--- Older releases do not call it: nothing else changes.
+-- connection and PostgreSQL keeps a generic plan after five executions:
+-- the plan it kept scanned a partial index of pending questions whole (the
+-- literal matched the index's predicate), an index that keeps an entry for
+-- every question resolved since the last VACUUM: 2-3 ms a batch at 25,000
+-- rows in the replicas benchmark; and a join to the ids, planned on a
+-- table of a few pages, can be a scan of the whole table. Here each
+-- question is one `UPDATE … WHERE id = …`, its status compared to a
+-- variable (a plan can then prove no partial index's predicate), in id
+-- order so that two batches lock their rows alike
+-- (src/postgres/by_id.rs). Older releases do not call it: nothing else
+-- changes.
 CREATE FUNCTION askgate_resolve_all(ids TEXT[], statuses TEXT[], resolutions TEXT[], ats BIGINT[],
                                     by_person BOOLEAN[]) RETURNS SETOF questions
 LANGUAGE plpgsql VOLATILE AS $$

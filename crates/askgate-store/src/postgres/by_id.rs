@@ -1,20 +1,23 @@
 //! The statements that find questions by id (reads of several, resolutions,
-//! saving progress, the questions a conversation's messages lead to), written so that every plan PostgreSQL may keep for
-//! them finds each question by its primary key.
+//! saving progress, the questions a conversation's messages lead to),
+//! written so that every plan PostgreSQL may keep for them finds each
+//! question by its primary key.
 //!
-//! Why it needs saying: sqlx prepares a statement once per connection, and
-//! PostgreSQL keeps a generic plan (made without the parameters' values)
-//! after five executions, until the table is analyzed again, which a server
-//! with autovacuum off never does. Two shapes made plans that were cheap
-//! while the table held a few pages and slow ever after:
-//! - `id = ANY($1)` and a join to an array of ids: a sequential scan,
-//!   cheaper than ten index probes on a table of ten pages (a batched read
-//!   took 5 ms at 10,000 rows in the replicas benchmark);
+//! Why it needs saying: sqlx prepares a statement once per connection (a
+//! connection of the pool lives up to 30 minutes), and PostgreSQL keeps a
+//! generic plan (made without the parameters' values) after five
+//! executions, until the table is analyzed again. Two shapes made plans
+//! that went wrong:
+//! - `id = ANY($1)` and a join to an array of ids: planned while the table
+//!   held a few pages (a new deployment), a sequential scan is cheaper than
+//!   ten index probes, and the plan stayed one as the table grew (a batched
+//!   read took 5 ms at 10,000 rows in the replicas benchmark);
 //! - `id = … AND status = 'pending'`: the literal matches the predicate of
-//!   every partial index of pending questions, and the plan scanned one of
-//!   them whole for the id, its second column; without a `VACUUM` such an
-//!   index keeps an entry for every question ever asked (a resolution read
-//!   80-90 pages, a batch of them 2-3 ms, at 25,000 rows).
+//!   the partial indexes of pending questions, and a plan may scan one of
+//!   them whole for the id, its second column, which looks cheap whatever
+//!   the table's size; but such an index keeps an entry for every question
+//!   resolved since the last `VACUUM` (a resolution read 80-90 pages, a
+//!   batch of them took 2-3 ms, at 25,000 rows).
 //!
 //! So: several ids are read one index probe each (an array unnested, each
 //! id looked up in a subquery that cannot be flattened into a join), a
