@@ -320,14 +320,10 @@ impl PersonPlatform for People {
         let person = self.person(who);
         let room = person.create_room("", &[self.channel.user_id()], false, false).await;
         // The bot joins the invitation in its sync.
-        let joined = person
-            .wait_for(room.as_str(), PATIENCE, |seen| {
-                seen["type"] == json!("m.room.member")
-                    && seen["state_key"] == json!(self.channel.user_id())
-                    && seen["content"]["membership"] == json!("join")
-            })
-            .await;
-        assert!(joined.is_some(), "the bot joins a room it is invited to");
+        assert!(
+            person.sees_join(room.as_str(), self.channel.user_id(), PATIENCE).await,
+            "the bot joins a room it is invited to"
+        );
         let said_now = person
             .send(
                 room.as_str(),

@@ -233,6 +233,20 @@ impl Person {
         .ok()
     }
 
+    /// Waits, at most `within`, until the person sees `user` join `room`:
+    /// whether they did. A bot joins an invitation in its sync, after its
+    /// device's keys are uploaded: only then can a message of an encrypted
+    /// room be encrypted for it.
+    pub(crate) async fn sees_join(&self, room: &str, user: &str, within: Duration) -> bool {
+        self.wait_for(room, within, |seen| {
+            seen["type"] == json!("m.room.member")
+                && seen["state_key"] == json!(user)
+                && seen["content"]["membership"] == json!("join")
+        })
+        .await
+        .is_some()
+    }
+
     /// Waits, at most `within`, for an event of `room` that `found` picks.
     pub(crate) async fn wait_for(&self, room: &str, within: Duration, found: impl Fn(&Value) -> bool) -> Option<Value> {
         tokio::time::timeout(within, async {

@@ -104,6 +104,14 @@ async fn events_a_stop_left_unsaved_are_taken_at_the_next_start_once() {
         let _ = stopped.await;
     }));
     let room = alice.create_room("Restart", &[&account.user_id], true, false).await;
+    // Sent before the bot's keys are up, the first message would be
+    // encrypted for none of its devices (it timed out once under load).
+    assert!(
+        alice
+            .sees_join(room.as_str(), &account.user_id, Duration::from_secs(30))
+            .await,
+        "the bot joins the room it is invited to"
+    );
     let text = |body: &str| json!({"msgtype": "m.text", "body": body});
     alice
         .send(room.as_str(), "m.room.message", text("before the stop"))
