@@ -6,8 +6,8 @@
 //! task gets to it), and the questions that ended for agents waiting here
 //! are read in one statement per batch ([`askgate_store::Store::ended_among`]):
 //! under load one read serves many answers instead of one read each in a
-//! queue. A batch that names one such question (one answer at a time) reads
-//! it by id instead, a round trip fewer on PostgreSQL. The batch read,
+//! queue. A batch that names one such question reads it by id instead,
+//! with this process's other reads by id (see `end_wait_told`). The batch read,
 //! every sweep, catches up with changes whose notification never came (a
 //! writer killed between its commit and its notification).
 
@@ -136,14 +136,18 @@ impl Engine {
     }
 
     /// Wakes the agents waiting on `id`, the one question a batch of
-    /// notifications said ended: read by id, a prepared statement and one
-    /// round trip on PostgreSQL, where [`Engine::end_waits`]'s read of
-    /// several, planned at every call, takes two (sqlx sends `Parse` and
-    /// `Describe` first). Under load a batch names several, and one read of
-    /// them all costs less than a read of each (the replicas bench: reading
-    /// each by id took two replicas at 32 in flight from 0.80–0.84 of one
-    /// to 0.70–0.75, in two runs of three). Found pending (put back) or
-    /// gone, it is left to the sweep's re-read. The ids told.
+    /// notifications said ended: read by id, a read that joins this
+    /// process's other reads by id in one statement (the store batches
+    /// them), where [`Engine::end_waits`]'s read is a statement of its own.
+    /// It began as a round trip saved (that read was then planned at every
+    /// call, two round trips); once it was one round trip too, reading
+    /// through `end_waits` again was slower, two replicas at 32 in flight
+    /// 0.73–0.74 of one against 0.79–0.81 (the replicas bench, two
+    /// alternating pairs). Under load a batch names several, and one read of
+    /// them all costs less than a read of each (reading each by id took two
+    /// replicas at 32 in flight from 0.80–0.84 of one to 0.70–0.75, in two
+    /// runs of three). Found pending (put back) or gone, it is left to the
+    /// sweep's re-read. The ids told.
     async fn end_wait_told(&self, id: &QuestionId) -> HashSet<QuestionId> {
         let mut told = HashSet::new();
         match self.get(id).await {

@@ -113,7 +113,7 @@ pub(super) async fn resolve_row<'c>(
 }
 
 /// What [`resolve_rows`] resolves: one entry per question, none twice.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Resolutions<'a> {
     ids: Vec<&'a str>,
     statuses: Vec<&'static str>,
