@@ -54,6 +54,7 @@ use tokio::task::JoinHandle;
 
 use super::by_id;
 use super::insert::Columns;
+use super::notify::{self, Notifier};
 use crate::row::{QuestionRow, encode};
 use crate::{InsertRules, Inserted, QuestionRecord, QuestionStatus, Resolution, StoreError};
 
@@ -224,14 +225,17 @@ pub(super) struct Batches {
 }
 
 impl Batches {
-    /// Queues working on `pool`.
-    pub(super) fn start(pool: &PgPool) -> Self {
+    /// Queues working on `pool`, telling the other replicas of the
+    /// questions they resolve through `notifier`.
+    pub(super) fn start(pool: &PgPool, notifier: Arc<Notifier>) -> Self {
         let inserting = pool.clone();
         let resolving = pool.clone();
         let reading = pool.clone();
         Self {
             inserts: Queue::start(INSERT_BATCH, move |jobs| insert_all(inserting.clone(), jobs)),
-            resolves: Queue::start(RESOLVE_BATCH, move |jobs| resolve_all(resolving.clone(), jobs)),
+            resolves: Queue::start(RESOLVE_BATCH, move |jobs| {
+                resolve_all(resolving.clone(), Arc::clone(&notifier), jobs)
+            }),
             reads: Queue::start(READ_BATCH, move |jobs| read_all(reading.clone(), jobs)),
         }
     }
@@ -249,7 +253,9 @@ impl Batches {
     }
 
     /// The compare-and-set from `pending` of [`super::resolve_in`], in a
-    /// batch: the record as it is now when this call resolved it.
+    /// batch: the record as it is now when this call resolved it. The other
+    /// replicas are told before the call returns, every resolution of a
+    /// batch in one message to the notifier ([`Notifier::changed_together`]).
     pub(super) async fn resolve(
         &self,
         id: &QuestionId,
@@ -368,8 +374,9 @@ async fn insert_batch(pool: &PgPool, jobs: &[Insert]) -> Result<bool, StoreError
 }
 
 /// The batch's resolutions, each question's first in one statement, the
-/// others after it, alone.
-async fn resolve_all(pool: PgPool, jobs: Vec<Resolve>) {
+/// others after it, alone; the other replicas told of each that resolved
+/// before its caller is.
+async fn resolve_all(pool: PgPool, notifier: Arc<Notifier>, jobs: Vec<Resolve>) {
     let mut named = HashSet::new();
     let (mut first, again): (Vec<Resolve>, Vec<Resolve>) =
         jobs.into_iter().partition(|job| named.insert(job.id.clone()));
@@ -377,35 +384,44 @@ async fn resolve_all(pool: PgPool, jobs: Vec<Resolve>) {
     // it was without batches).
     if first.len() == 1 && again.is_empty() {
         if let Some(job) = first.pop() {
-            resolve_alone(&pool, job).await;
+            resolve_alone(&pool, &notifier, job).await;
         }
         return;
     }
     match resolve_batch(&pool, &first).await {
         Ok(mut resolved) => {
+            notifier.changed_together(
+                resolved
+                    .values()
+                    .filter_map(|read| read.as_ref().ok())
+                    .map(notify::about),
+            );
             for job in first {
                 let _ = job.reply.send(resolved.remove(job.id.as_str()).transpose());
             }
         }
         Err(_) => {
             for job in first {
-                resolve_alone(&pool, job).await;
+                resolve_alone(&pool, &notifier, job).await;
             }
         }
     }
     for job in again {
-        resolve_alone(&pool, job).await;
+        resolve_alone(&pool, &notifier, job).await;
     }
 }
 
 /// The resolution made alone, with its own error: one statement, committed
 /// on its own.
-async fn resolve_alone(pool: &PgPool, job: Resolve) {
+async fn resolve_alone(pool: &PgPool, notifier: &Notifier, job: Resolve) {
     let result = match by_id::resolve_row(pool, &job.id, &job.resolution).await {
         Ok(Some(row)) => read_back(pool, job.id.as_str(), row, &job.resolution).await.map(Some),
         Ok(None) => Ok(None),
         Err(error) => Err(error),
     };
+    if let Ok(Some(record)) = &result {
+        notifier.changed_together([notify::about(record)]);
+    }
     let _ = job.reply.send(result);
 }
 
@@ -527,5 +543,115 @@ async fn read_all(pool: PgPool, mut jobs: Vec<Read>) {
             None => Ok(None),
         };
         let _ = job.reply.send(result);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use askgate_core::QuestionId;
+    use askgate_testkit::postgres::Schema;
+    use sqlx::postgres::{PgPool, PgPoolOptions};
+    use tokio::sync::oneshot;
+
+    use super::{Resolve, resolve_all};
+    use crate::postgres::PgStore;
+    use crate::postgres::notify::{Note, Notifier};
+    use crate::{QuestionRecord, QuestionStatus, Resolution, StoreError};
+
+    /// A schema with questions `q0`…`q4` pending (deadline 1000) and `q5`
+    /// answered, and a pool on it.
+    async fn questions() -> (Schema, PgPool) {
+        let schema = Schema::create().await;
+        // Opening the store migrates the schema.
+        PgStore::connect_with(schema.options(), 1).await.unwrap().close().await;
+        let pool = PgPoolOptions::new()
+            .max_connections(2)
+            .connect_lazy_with(schema.options());
+        let request = askgate_core::validate_json(
+            r#"{"questions": [{"id": "go", "header": "Go", "question": "Go?",
+                "options": [{"label": "Yes"}, {"label": "No"}], "multiSelect": false}]}"#,
+        )
+        .unwrap();
+        sqlx::query(
+            "INSERT INTO questions (id, status, agent, recipient, locale, request, created_at, expires_at) \
+             SELECT 'q' || n, CASE WHEN n = 5 THEN 'answered' ELSE 'pending' END, 'agent', 'person', 'en', \
+                 $1, 1, 1000 \
+             FROM generate_series(0, 5) AS n",
+        )
+        .bind(crate::row::encode(&request).unwrap())
+        .execute(&pool)
+        .await
+        .unwrap();
+        (schema, pool)
+    }
+
+    type Result = oneshot::Receiver<std::result::Result<Option<QuestionRecord>, StoreError>>;
+
+    /// A skip of each of `ids`, with what each caller will be told.
+    fn skips(ids: &[&str]) -> (Vec<Resolve>, Vec<Result>) {
+        ids.iter()
+            .map(|id| {
+                let (reply, result) = oneshot::channel();
+                let job = Resolve {
+                    id: QuestionId::parse(id).unwrap(),
+                    resolution: Resolution {
+                        status: QuestionStatus::Skipped,
+                        at: 2,
+                        by: None,
+                        answers: None,
+                        reason: None,
+                        via: None,
+                        surface: None,
+                    },
+                    reply,
+                };
+                (job, result)
+            })
+            .unzip()
+    }
+
+    fn payloads(message: &[Note]) -> Vec<&str> {
+        message.iter().map(Note::payload).collect()
+    }
+
+    /// The resolutions a batch made reach the notifier as one message (the
+    /// notifier sends what one message holds in one statement), and only
+    /// those it made: not the question that had ended, nor the second
+    /// resolution of a question named twice. A batch of one is one message
+    /// too. Each caller has its result.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_batchs_resolutions_reach_the_notifier_as_one_message() {
+        let (_schema, pool) = questions().await;
+        let (notifier, mut notes) = Notifier::capturing("me");
+        let notifier = Arc::new(notifier);
+
+        let (jobs, results) = skips(&["q2", "q0", "q5", "q1", "q0"]);
+        resolve_all(pool.clone(), Arc::clone(&notifier), jobs).await;
+        let message = notes.try_recv().expect("the batch's resolutions");
+        let mut told = payloads(&message);
+        told.sort_unstable();
+        assert_eq!(told, ["me q0 skipped 1000", "me q1 skipped 1000", "me q2 skipped 1000"]);
+        assert!(notes.try_recv().is_err(), "nothing else: {:?}", notes.try_recv());
+        let mut resolved = Vec::new();
+        for result in results {
+            resolved.push(
+                result
+                    .await
+                    .unwrap()
+                    .unwrap()
+                    .map(|record| record.id.as_str().to_owned()),
+            );
+        }
+        let some = |id: &str| Some(id.to_owned());
+        assert_eq!(resolved, [some("q2"), some("q0"), None, some("q1"), None]);
+
+        let (jobs, _results) = skips(&["q3"]);
+        resolve_all(pool.clone(), Arc::clone(&notifier), jobs).await;
+        assert_eq!(payloads(&notes.try_recv().unwrap()), ["me q3 skipped 1000"]);
+        let (jobs, _results) = skips(&["q3"]);
+        resolve_all(pool, notifier, jobs).await;
+        assert!(notes.try_recv().is_err(), "ended already: nothing to tell");
     }
 }

@@ -162,7 +162,7 @@ impl PgStore {
         let schema = schema?;
         let feed = Arc::new(feed::Feed::start(listener?, &schema, me.clone()).await?);
         let notifier = Arc::new(notify::Notifier::start(&pool, &schema, me));
-        let batches = Arc::new(batch::Batches::start(&pool));
+        let batches = Arc::new(batch::Batches::start(&pool, Arc::clone(&notifier)));
         Ok(Self {
             inner: Pg {
                 pool,
@@ -207,8 +207,7 @@ impl Pg {
     /// Tells the other replicas, once its write has committed, that
     /// `record` changed ([`notify`]).
     fn changed(&self, record: &QuestionRecord) {
-        self.notifier
-            .changed(record.id.as_str(), record.status, record.expires_at);
+        self.notifier.changed_together([notify::about(record)]);
     }
 }
 
@@ -369,12 +368,9 @@ impl Store for Pg {
         }
         // In a batch with the resolutions that arrive with it, one
         // statement committed on its own; a row that cannot be read back is
-        // undone, not left half resolved ([`batch`]).
-        let resolved = self.batches.resolve(id, resolution).await?;
-        if let Some(record) = &resolved {
-            self.changed(record);
-        }
-        Ok(resolved)
+        // undone, not left half resolved; the other replicas told by the
+        // batch, of all its resolutions at once ([`batch`]).
+        self.batches.resolve(id, resolution).await
     }
 
     /// One transaction: the event's row first (a second delivery waits on
@@ -669,9 +665,8 @@ impl Store for Pg {
         .fetch_all(&self.pool)
         .await?;
         let expired = decode_expired(rows);
-        for record in &expired {
-            self.changed(record);
-        }
+        // One statement's changes: told together.
+        self.notifier.changed_together(expired.iter().map(notify::about));
         Ok(expired)
     }
 
