@@ -550,15 +550,14 @@ async fn read_all(pool: PgPool, mut jobs: Vec<Read>) {
 mod tests {
     use std::sync::Arc;
 
-    use askgate_core::QuestionId;
     use askgate_testkit::postgres::Schema;
     use sqlx::postgres::{PgPool, PgPoolOptions};
     use tokio::sync::oneshot;
 
-    use super::{Resolve, resolve_all};
+    use super::{Resolve, by_id, resolve_all};
     use crate::postgres::PgStore;
     use crate::postgres::notify::{Note, Notifier};
-    use crate::{QuestionRecord, QuestionStatus, Resolution, StoreError};
+    use crate::{QuestionRecord, QuestionStatus, StoreError};
 
     /// A schema with questions `q0`…`q4` pending (deadline 1000) and `q5`
     /// answered, and a pool on it.
@@ -595,16 +594,8 @@ mod tests {
             .map(|id| {
                 let (reply, result) = oneshot::channel();
                 let job = Resolve {
-                    id: QuestionId::parse(id).unwrap(),
-                    resolution: Resolution {
-                        status: QuestionStatus::Skipped,
-                        at: 2,
-                        by: None,
-                        answers: None,
-                        reason: None,
-                        via: None,
-                        surface: None,
-                    },
+                    id: by_id::tests::id(id),
+                    resolution: by_id::tests::resolution(QuestionStatus::Skipped),
                     reply,
                 };
                 (job, result)

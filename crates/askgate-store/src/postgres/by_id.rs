@@ -189,7 +189,7 @@ pub(super) async fn save_progress_row<'c>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use askgate_core::QuestionId;
     use askgate_testkit::postgres::Schema;
     use sqlx::{Connection as _, PgConnection};
@@ -214,11 +214,12 @@ mod tests {
         .unwrap()
     }
 
-    fn id(text: &str) -> QuestionId {
+    pub(in crate::postgres) fn id(text: &str) -> QuestionId {
         QuestionId::parse(text).unwrap()
     }
 
-    fn resolution(status: QuestionStatus) -> Resolution {
+    /// A resolution with `status` at time 2, and nothing else.
+    pub(in crate::postgres) fn resolution(status: QuestionStatus) -> Resolution {
         Resolution {
             status,
             at: 2,
