@@ -28,8 +28,8 @@
 //! ([`super::batch`]) hands all of its ended questions over in one message
 //! ([`Notifier::changed_together`]), which the task takes whole. Handed
 //! over one by one, by each caller once it had its result, the first woke
-//! the task and went out alone: two replicas at 256 in flight sent 0.22
-//! notifying statements a cycle (write transactions 0.32–0.38 a cycle
+//! the task and went out alone: two replicas at 256 in flight sent 0.19
+//! notifying statements a cycle (write transactions 0.31–0.38 a cycle
 //! against one replica's 0.15–0.17); together, 0.06 (0.19–0.21).
 //!
 //! The price: a process killed between a commit and its notification
