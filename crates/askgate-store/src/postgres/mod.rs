@@ -296,6 +296,9 @@ impl Store for Pg {
             insert::insert(&self.pool, question, rules).await?
         };
         if inserted == Inserted::New {
+            // Told by each caller, not by the batch as resolutions are: a
+            // pending question's notification waits for others anyway
+            // ([`notify`]), so a batch's arrive together without it.
             self.changed(question);
         }
         Ok(inserted)
