@@ -264,6 +264,37 @@ async fn generated_secrets_are_shared_by_replicas_through_the_database() {
             );
         }
     }
+
+    // `askgate link` prints the link kept in the database, and `rotate`
+    // keeps a new one there. Each within a few seconds: it had opened a
+    // pool of one connection, which the change feed held, and every
+    // statement failed after waiting 5 s for it.
+    let link = |verb: &str| {
+        let started = Instant::now();
+        let output = std::process::Command::new(ASKGATE)
+            .args(["link", verb, "gen", "--config"])
+            .arg(a.config_path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("askgate link runs");
+        let took = started.elapsed();
+        assert!(
+            output.status.success(),
+            "askgate link {verb}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(took < Duration::from_secs(4), "askgate link {verb} took {took:?}");
+        String::from_utf8(output.stdout).expect("UTF-8")
+    };
+    let shown = link("show");
+    assert!(shown.contains(&format!("/web/{key}")), "{shown}");
+    let rotated = link("rotate");
+    let new_key = setting("secret.web-key-gen")
+        .fetch_one(&mut conn)
+        .await
+        .expect("the page key is kept");
+    assert_ne!(new_key, key, "rotate keeps a new key");
+    assert!(rotated.contains(&format!("/web/{new_key}")), "{rotated}");
 }
 
 /// `count` questions, asked on `a` or `b` in turn, each answered on both

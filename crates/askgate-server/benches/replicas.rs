@@ -88,7 +88,7 @@ const RUN_LIMIT: Duration = Duration::from_secs(15 * 60);
 
 /// Connections of each replica's pool: `[store] max_connections`'s default,
 /// unless `ASKGATE_BENCH_PG_CONNECTIONS` says otherwise.
-const POOL: u32 = 10;
+const POOL: u32 = PgStore::DEFAULT_CONNECTIONS;
 
 fn pool() -> u32 {
     positive_from_env("ASKGATE_BENCH_PG_CONNECTIONS", POOL)

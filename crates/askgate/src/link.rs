@@ -75,7 +75,7 @@ async fn link(config: &Config, args: &LinkArgs, rotate: bool) -> Result<Vec<Stri
     let keeper = match &config.store {
         StoreConfig::Sqlite { .. } => Keeper::Files(config.data_dir.clone()),
         StoreConfig::Postgres { url, .. } => Keeper::Settings(Arc::new(
-            PgStore::open(url.expose(), 1)
+            PgStore::open(url.expose(), PgStore::MIN_CONNECTIONS)
                 .await
                 .context("opening the PostgreSQL store ([store] url)")?,
         )),

@@ -108,9 +108,34 @@ struct Pg {
 }
 
 impl PgStore {
+    /// The pool's size a replica opens with unless told otherwise (`[store]
+    /// max_connections`): one connection listens for the other replicas'
+    /// changes ([`feed`]), the others run the statements, batched
+    /// ([`batch`]), so that a few connections carry any number of callers.
+    /// Fewer server processes on the database's cores, and each batch
+    /// fuller: on 2 cores, the replicas benchmark measured 5 connections a
+    /// replica against 10 in six alternating pairs of full runs: two
+    /// replicas at 32 in flight at 0.82–1.00 of one replica's cycles/s
+    /// against 0.78–0.86, the higher ratio in every pair (at 256, within
+    /// the runs' spread), and PostgreSQL's CPU time a cycle lower (one
+    /// replica at 32 in flight: 292–356 µs against 364–423 µs in the last
+    /// three pairs). PostgreSQL's own rule of thumb (2 × cores + disks)
+    /// gives 5 on such a machine. Several replicas on one database add
+    /// theirs up: 5 each keeps twenty replicas under the server's default
+    /// 100 connections.
+    pub const DEFAULT_CONNECTIONS: u32 = 5;
+
+    /// The fewest connections a store opens with, whatever it is told: the
+    /// change feed holds one for as long as the store is open, and the
+    /// statements need another (with one, every statement waited for the
+    /// feed's connection until the pool's timeout, 5 s, and failed).
+    pub const MIN_CONNECTIONS: u32 = 2;
+
     /// Connects to the database at `url` (`postgres://user:password@host/db`;
-    /// `sslmode=require` for TLS) with at most `connections` connections,
-    /// and brings the schema up to date.
+    /// `sslmode=require` for TLS) with a pool of at most `connections`
+    /// connections (at least [`PgStore::MIN_CONNECTIONS`]; the notifier
+    /// keeps one more of its own, [`notify`]), and brings the schema up to
+    /// date.
     pub async fn open(url: &str, connections: u32) -> Result<Self, StoreError> {
         Self::connect_with(PgConnectOptions::from_str(url)?, connections).await
     }
@@ -133,7 +158,7 @@ impl PgStore {
             .await
             .map_err(|error| check::explain(&options, &error))?;
         let pool = PgPoolOptions::new()
-            .max_connections(connections.max(1))
+            .max_connections(connections.max(Self::MIN_CONNECTIONS))
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_lazy_with(options);
         // The pool's first connections and the change feed's open while

@@ -79,6 +79,42 @@ async fn check_names_what_answered_or_what_is_wrong_without_the_password() {
     }
 }
 
+/// A store told to open one connection opens two (`MIN_CONNECTIONS`): the
+/// change feed holds one for good, and with a pool of one every statement
+/// waited for it until the pool's timeout (5 s) and failed, as `askgate
+/// link` did on PostgreSQL. Each statement here must be done well within
+/// that timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_told_to_open_one_connection_still_runs_its_statements() {
+    let schema = Schema::create().await;
+    let store = PgStore::connect_with(schema.options(), 1).await.unwrap();
+    let bound = Duration::from_secs(3);
+    tokio::time::timeout(bound, store.insert(&question("one", 1)))
+        .await
+        .expect("the insert within 3 s: not waiting for a connection")
+        .unwrap();
+    let id = QuestionId::parse("one").unwrap();
+    let read = tokio::time::timeout(bound, store.get(&id))
+        .await
+        .expect("the read within 3 s: not waiting for a connection")
+        .unwrap();
+    assert_eq!(
+        read.map(|record| (record.id, record.status)),
+        Some((id, QuestionStatus::Pending))
+    );
+    // What `askgate link` does: keep a generated secret, read it back.
+    let kept = tokio::time::timeout(bound, store.insert_setting("secret.web-key-one", "k1"))
+        .await
+        .expect("keeping a setting within 3 s: not waiting for a connection")
+        .unwrap();
+    assert!(kept);
+    let read = tokio::time::timeout(bound, store.setting("secret.web-key-one"))
+        .await
+        .expect("reading a setting within 3 s: not waiting for a connection")
+        .unwrap();
+    assert_eq!(read.as_deref(), Some("k1"));
+}
+
 async fn next_change(feed: &mut broadcast::Receiver<Change>) -> Change {
     tokio::time::timeout(Duration::from_secs(5), feed.recv())
         .await

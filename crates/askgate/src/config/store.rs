@@ -28,9 +28,8 @@ pub(crate) enum StoreConfig {
     },
 }
 
-/// `[store] max_connections` when absent: PostgreSQL's own default allows
-/// 100 connections, enough for several replicas at this size.
-const DEFAULT_PG_CONNECTIONS: u32 = 10;
+/// `[store] max_connections` when absent (the store says why this many).
+const DEFAULT_PG_CONNECTIONS: u32 = PgStore::DEFAULT_CONNECTIONS;
 
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct RawStore {
@@ -72,10 +71,13 @@ pub(super) fn store(raw: &RawStore, data_dir: &std::path::Path, check: &mut Conf
                 );
             }
             let connections = match raw.max_connections.unwrap_or(DEFAULT_PG_CONNECTIONS) {
-                0 => {
+                n if n < PgStore::MIN_CONNECTIONS => {
                     check.problem(
                         "store.max_connections",
-                        "0 connections could never reach the database.",
+                        format!(
+                            "askgate needs at least {} connections: one listens for the other replicas' changes, the others run the statements.",
+                            PgStore::MIN_CONNECTIONS
+                        ),
                         format!("use {DEFAULT_PG_CONNECTIONS}, the default."),
                     );
                     DEFAULT_PG_CONNECTIONS

@@ -202,7 +202,7 @@ fn a_postgres_store_reads_its_url_from_the_environment_and_keys_of_the_other_kin
             url: found,
             connections,
         } => {
-            assert_eq!((found.expose(), *connections), (url, 10));
+            assert_eq!((found.expose(), *connections), (url, 5));
         }
         other @ StoreConfig::Sqlite { .. } => panic!("expected a PostgreSQL store, got {other:?}"),
     }
@@ -217,6 +217,10 @@ fn a_postgres_store_reads_its_url_from_the_environment_and_keys_of_the_other_kin
         ("kind = \"postgres\"\nurl = \"not a url\"", "store.url"),
         (
             "kind = \"postgres\"\nurl = \"postgres://db/a\"\nmax_connections = 0",
+            "store.max_connections",
+        ),
+        (
+            "kind = \"postgres\"\nurl = \"postgres://db/a\"\nmax_connections = 1",
             "store.max_connections",
         ),
         (
@@ -238,12 +242,12 @@ fn a_postgres_store_reads_its_url_from_the_environment_and_keys_of_the_other_kin
     .to_string();
     assert!(error.contains("store.url") && !error.contains("pw-in-url"), "{error}");
     let config = parse(
-        &with("kind = \"postgres\"\nurl = \"postgres://db/a\"\nmax_connections = 3"),
+        &with("kind = \"postgres\"\nurl = \"postgres://db/a\"\nmax_connections = 2"),
         &no_env,
     );
     assert!(matches!(
         config.unwrap().store,
-        StoreConfig::Postgres { connections: 3, .. }
+        StoreConfig::Postgres { connections: 2, .. }
     ));
 }
 
