@@ -12,14 +12,13 @@
 
 use crate::support;
 
-use std::process::Command;
 use std::time::Duration;
 
 use askgate_testkit::telegram::{FakeTelegram, TgChat, TgUser};
 use serde_json::{Value, json};
+use support::Server;
 use support::browser::Page;
 use support::chat::{answered, deploy, eventually_within};
-use support::{ASKGATE, Server};
 
 const ALICE: i64 = 4242;
 const BOB: i64 = 4343;
@@ -61,21 +60,6 @@ fn alice_key(server: &Server) -> String {
         .unwrap()
         .trim()
         .to_owned()
-}
-
-/// `askgate link <verb> alice` on the server's configuration: its stdout.
-fn link(server: &Server, verb: &str) -> String {
-    let out = Command::new(ASKGATE)
-        .args(["link", verb, "alice", "--config"])
-        .arg(server.config_path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "askgate link {verb}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 fn ids(state: &Value, list: &str) -> Vec<String> {
@@ -183,9 +167,9 @@ async fn two_people_of_a_group_each_answer_on_their_own_link_and_the_result_name
 
     // Rotated: the old link stops at the reload, the new one opens her page.
     // (The harness listens on port 0: the link's base is the configured one.)
-    let shown = link(&server, "show");
+    let shown = server.link("show", "alice");
     assert!(shown.trim().ends_with(&format!("/web/{key}")), "{shown}");
-    let said = link(&server, "rotate");
+    let said = server.link("rotate", "alice");
     let new_link = said.lines().next().unwrap().to_owned();
     let new_key = new_link.rsplit('/').next().unwrap().to_owned();
     assert_ne!(new_key, key);

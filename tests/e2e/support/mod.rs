@@ -501,6 +501,23 @@ impl Server {
         &self.config
     }
 
+    /// `askgate link <verb> <person>` on this server's configuration: its
+    /// stdout, once it succeeded.
+    pub(crate) fn link(&self, verb: &str, person: &str) -> String {
+        let out = Command::new(ASKGATE)
+            .args(["link", verb, person, "--config"])
+            .arg(&self.config)
+            .stdin(Stdio::null())
+            .output()
+            .expect("askgate link runs");
+        assert!(
+            out.status.success(),
+            "askgate link {verb} {person}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("UTF-8")
+    }
+
     /// The data directory (also holds the configuration).
     pub(crate) fn data_dir(&self) -> &Path {
         self.dir.path()

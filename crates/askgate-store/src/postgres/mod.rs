@@ -157,8 +157,9 @@ impl PgStore {
         let mut first = PgConnection::connect_with(&options)
             .await
             .map_err(|error| check::explain(&options, &error))?;
+        let connections = connections.max(Self::MIN_CONNECTIONS);
         let pool = PgPoolOptions::new()
-            .max_connections(connections.max(Self::MIN_CONNECTIONS))
+            .max_connections(connections)
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_lazy_with(options);
         // The pool's first connections and the change feed's open while
