@@ -420,7 +420,7 @@ async fn resolve_alone(pool: &PgPool, notifier: &Notifier, job: Resolve) {
         Err(error) => Err(error),
     };
     if let Ok(Some(record)) = &result {
-        notifier.changed_together([notify::about(record)]);
+        notifier.changed_record(record);
     }
     let _ = job.reply.send(result);
 }

@@ -229,14 +229,6 @@ async fn locked(
     row.map(QuestionRow::decode).transpose()
 }
 
-impl Pg {
-    /// Tells the other replicas, once its write has committed, that
-    /// `record` changed ([`notify`]).
-    fn changed(&self, record: &QuestionRecord) {
-        self.notifier.changed_together([notify::about(record)]);
-    }
-}
-
 #[async_trait]
 impl Store for Pg {
     /// A write to the question's surface on `channel` ([`SurfaceWrite`]),
@@ -272,7 +264,7 @@ impl Store for Pg {
             }
         }
         tx.commit().await?;
-        self.changed(&record);
+        self.notifier.changed_record(&record);
         Ok(Some(record))
     }
 
@@ -296,7 +288,7 @@ impl Store for Pg {
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
-        self.changed(&record);
+        self.notifier.changed_record(&record);
         Ok(Some(record))
     }
 
@@ -325,7 +317,7 @@ impl Store for Pg {
             // Told by each caller, not by the batch as resolutions are: a
             // pending question's notification waits for others anyway
             // ([`notify`]), so a batch's arrive together without it.
-            self.changed(question);
+            self.notifier.changed_record(question);
         }
         Ok(inserted)
     }
@@ -425,7 +417,7 @@ impl Store for Pg {
             .transpose()?;
         tx.commit().await?;
         if let Some(record) = &resolved {
-            self.changed(record);
+            self.notifier.changed_record(record);
         }
         Ok(ForEvent::Applied(resolved))
     }

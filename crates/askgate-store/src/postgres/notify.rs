@@ -113,6 +113,12 @@ impl Notifier {
             let _ = self.sender.send(notes);
         }
     }
+
+    /// Tells the other replicas that `record` changed (its write made
+    /// alone; call it after the write committed).
+    pub(super) fn changed_record(&self, record: &QuestionRecord) {
+        self.changed_together([about(record)]);
+    }
 }
 
 /// What a notification says of `record`, for [`Notifier::changed_together`].
