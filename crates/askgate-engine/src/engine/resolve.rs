@@ -67,7 +67,40 @@ impl Engine {
     /// [`Engine::resolve`], on behalf of an inbound `event` when given (the
     /// store records it in the same transaction; [`ForEvent::Seen`] when
     /// another delivery of it was applied).
+    ///
+    /// It runs to the end even when its caller goes away: an HTTP handler
+    /// is dropped when its client disconnects, and dropped between the
+    /// store's write and [`Engine::ended`] it left an answer stored and the
+    /// rest undone: the agent waiting here woken only by the next sweep's
+    /// re-read, the question's messages left with their buttons until the
+    /// next start ([`Engine::start`] edits what an earlier process left),
+    /// live views not told. So the resolution is a task of its own, which
+    /// the caller awaits.
     pub(crate) async fn resolve_for(
+        &self,
+        id: &QuestionId,
+        resolution: Resolution,
+        event: Option<EventKey<'_>>,
+    ) -> Result<ForEvent<Option<QuestionRecord>>, EngineError> {
+        let engine = self.clone();
+        let id = id.clone();
+        let event = event.map(|event| (event.channel.to_owned(), event.event_id.to_owned()));
+        let task = tokio::spawn(async move {
+            let event = event.as_ref().map(|(channel, event_id)| EventKey { channel, event_id });
+            engine.resolve_to_the_end(&id, resolution, event).await
+        });
+        match task.await {
+            Ok(result) => result,
+            // As if it had run in the caller's task.
+            Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+            Err(_) => Err(EngineError::Store(askgate_store::StoreError::Unavailable(
+                "askgate is shutting down".to_owned(),
+            ))),
+        }
+    }
+
+    /// [`Engine::resolve_for`]'s work, in its own task.
+    async fn resolve_to_the_end(
         &self,
         id: &QuestionId,
         resolution: Resolution,

@@ -1073,3 +1073,48 @@ async fn a_reply_that_outruns_its_force_reply_s_attach_is_still_read() {
         json!({"status": "answered", "answers": {"answers": {"deploy": ["in two weeks"]}}})
     );
 }
+
+/// An answer whose caller goes away once the store has it (an HTTP client
+/// that disconnects drops its handler mid-call) still ends the question
+/// everywhere: the waiting agent is woken and the message edited into its
+/// summary, at once, with no sweep to catch up (the clock does not move).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_whose_caller_goes_away_mid_call_still_wakes_the_agent_and_edits_the_message() {
+    use std::future::Future as _;
+
+    let h = harness().await;
+    let record = h.ask("alice", single()).await;
+    let waiting = {
+        let (engine, id) = (h.engine.clone(), record.id.clone());
+        tokio::spawn(async move { engine.wait(&id, Duration::from_secs(3600)).await })
+    };
+    tokio::time::timeout(PATIENCE, async {
+        while h.engine.waiting() == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await
+    .expect("the agent waits");
+
+    // Polled once (it reads the question and hands the write over), then
+    // never again, and dropped once the store has the answer.
+    let mut answering = Box::pin(h.engine.submit("alice", &record.id, DirectAnswer::Skip));
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    assert!(answering.as_mut().poll(&mut context).is_pending());
+    tokio::time::timeout(PATIENCE, async {
+        while !h.status(&record.id).await.is_final() {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await
+    .expect("the store has the answer");
+    drop(answering);
+
+    let ended = tokio::time::timeout(PATIENCE, waiting)
+        .await
+        .expect("the waiting agent is woken")
+        .unwrap()
+        .unwrap();
+    assert_eq!(ended.status, QuestionStatus::Skipped);
+    assert_eq!(h.summary(1).await.len(), 1, "the message is edited into its summary");
+}
