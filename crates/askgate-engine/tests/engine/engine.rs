@@ -1084,37 +1084,18 @@ async fn an_answer_whose_caller_goes_away_mid_call_still_wakes_the_agent_and_edi
 
     let h = harness().await;
     let record = h.ask("alice", single()).await;
-    let waiting = {
-        let (engine, id) = (h.engine.clone(), record.id.clone());
-        tokio::spawn(async move { engine.wait(&id, Duration::from_secs(3600)).await })
-    };
-    tokio::time::timeout(PATIENCE, async {
-        while h.engine.waiting() == 0 {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-    })
-    .await
-    .expect("the agent waits");
+    let waiting = wait_in_background(&h.engine, &record.id);
+    until_waiting(&h.engine).await;
 
     // Polled once (it reads the question and hands the write over), then
     // never again, and dropped once the store has the answer.
     let mut answering = Box::pin(h.engine.submit("alice", &record.id, DirectAnswer::Skip));
     let mut context = std::task::Context::from_waker(std::task::Waker::noop());
     assert!(answering.as_mut().poll(&mut context).is_pending());
-    tokio::time::timeout(PATIENCE, async {
-        while !h.status(&record.id).await.is_final() {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-    })
-    .await
-    .expect("the store has the answer");
+    until_status(&h.engine, &record.id, QuestionStatus::Skipped).await;
     drop(answering);
 
-    let ended = tokio::time::timeout(PATIENCE, waiting)
-        .await
-        .expect("the waiting agent is woken")
-        .unwrap()
-        .unwrap();
+    let ended = ended_wait(waiting).await;
     assert_eq!(ended.status, QuestionStatus::Skipped);
     assert_eq!(h.summary(1).await.len(), 1, "the message is edited into its summary");
 }

@@ -12,15 +12,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use askgate_core::QuestionId;
-use askgate_engine::{
-    Clock, DirectAnswer, DirectItem, Engine, EngineError, REDELIVER_AFTER, SWEEP_EVERY, Submitted, Update,
-};
-use askgate_store::{PgStore, QuestionRecord, QuestionStatus};
+use askgate_engine::{Clock, DirectAnswer, DirectItem, Engine, REDELIVER_AFTER, SWEEP_EVERY, Submitted, Update};
+use askgate_store::{PgStore, QuestionStatus};
 use askgate_testkit::FakeChannel;
 use askgate_testkit::postgres::Schema;
-use support::{PATIENCE, START, question, single};
+use support::{PATIENCE, START, ended_wait, question, single, until_status, wait_in_background};
 use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 /// One replica: an engine on its own store (connection pool, change feed)
 /// and its own channel, with its timers running until it is stopped.
@@ -47,23 +44,6 @@ impl Replica {
     }
 }
 
-/// Polls `engine` until question `id` has `status`.
-async fn until_status(engine: &Engine, id: &QuestionId, status: QuestionStatus) {
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    loop {
-        let record = engine.get(id).await.unwrap().unwrap();
-        if record.status == status {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "question {id} is {} after {PATIENCE:?}, not {status}",
-            record.status
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 /// Two replicas on a new schema, on one manual clock.
 async fn two_replicas() -> (Schema, Clock, Replica, Replica) {
     let schema = Schema::create().await;
@@ -71,21 +51,6 @@ async fn two_replicas() -> (Schema, Clock, Replica, Replica) {
     let first = Replica::start(&schema, &clock).await;
     let second = Replica::start(&schema, &clock).await;
     (schema, clock, first, second)
-}
-
-/// An agent waiting (up to an hour) on `engine` for question `id`.
-fn wait_in_background(engine: &Engine, id: &QuestionId) -> JoinHandle<Result<QuestionRecord, EngineError>> {
-    let (engine, id) = (engine.clone(), id.clone());
-    tokio::spawn(async move { engine.wait(&id, Duration::from_secs(3600)).await })
-}
-
-/// What the waiting agent got, which must come within `PATIENCE`.
-async fn ended_wait(waiting: JoinHandle<Result<QuestionRecord, EngineError>>) -> QuestionRecord {
-    tokio::time::timeout(PATIENCE, waiting)
-        .await
-        .expect("the wait ends")
-        .unwrap()
-        .unwrap()
 }
 
 /// Alice's answer on her page: option `index` of the one question.
@@ -375,13 +340,7 @@ async fn a_wait_ends_at_the_next_sweep_when_the_change_was_never_notified() {
     // the question ended and nothing is left to show: the wait registers,
     // then reads (one PostgreSQL round trip, about a millisecond), so give
     // it a wide margin once it is registered.
-    tokio::time::timeout(PATIENCE, async {
-        while a.engine.waiting() == 0 {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    })
-    .await
-    .expect("the wait registers");
+    support::until_waiting(&a.engine).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let resolution = askgate_store::Resolution {
         status: QuestionStatus::Cancelled,

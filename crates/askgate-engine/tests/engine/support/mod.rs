@@ -9,11 +9,12 @@ use std::time::Duration;
 
 use askgate_core::channel::{ConversationKind, Destination, InboundEvent, InboundKind, MessageRef, Reaction, UserRef};
 use askgate_core::{AskRequest, ButtonAction, ButtonToken, Locale, QuestionId, ToolResult, validate_json};
-use askgate_engine::{Clock, Engine, NewQuestion, NoObserver, Recipient, RecipientSurface, SessionKind};
+use askgate_engine::{Clock, Engine, EngineError, NewQuestion, NoObserver, Recipient, RecipientSurface, SessionKind};
 use askgate_store::{QuestionRecord, QuestionStatus, SqliteStore, Store};
 use askgate_testkit::{Call, FakeChannel};
 use tempfile::TempDir;
 use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 
 pub(crate) const START: i64 = 1_800_000_000_000;
 /// How long a test waits for something that should happen at once.
@@ -225,6 +226,49 @@ impl Harness {
             .expect("the message is edited");
         self.chat.summaries()
     }
+}
+
+/// An agent waiting (up to an hour) on `engine` for question `id`.
+pub(crate) fn wait_in_background(engine: &Engine, id: &QuestionId) -> JoinHandle<Result<QuestionRecord, EngineError>> {
+    let (engine, id) = (engine.clone(), id.clone());
+    tokio::spawn(async move { engine.wait(&id, Duration::from_secs(3600)).await })
+}
+
+/// What the waiting agent got, which must come within `PATIENCE`.
+pub(crate) async fn ended_wait(waiting: JoinHandle<Result<QuestionRecord, EngineError>>) -> QuestionRecord {
+    tokio::time::timeout(PATIENCE, waiting)
+        .await
+        .expect("the wait ends")
+        .unwrap()
+        .unwrap()
+}
+
+/// Polls `engine` until question `id` has `status`.
+pub(crate) async fn until_status(engine: &Engine, id: &QuestionId, status: QuestionStatus) {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let record = engine.get(id).await.unwrap().unwrap();
+        if record.status == status {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "question {id} is {} after {PATIENCE:?}, not {status}",
+            record.status
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Polls `engine` until an agent waits on it.
+pub(crate) async fn until_waiting(engine: &Engine) {
+    tokio::time::timeout(PATIENCE, async {
+        while engine.waiting() == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("an agent waits");
 }
 
 pub(crate) fn finishes(calls: &[Call]) -> usize {
